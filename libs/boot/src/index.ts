@@ -1,0 +1,99 @@
+import { ConfigError } from '@crm/config';
+import { createDb, ensureDatabase, type Migration, migrate, poolConfig } from '@crm/db';
+import { checkNats, connectNats, startOutboxRelay } from '@crm/events';
+import { createLogger, type Logger, type ReadinessCheck } from '@crm/http';
+import { exit, onShutdown, serve } from '@crm/runtime';
+import { type Kysely, sql } from 'kysely';
+import type { NatsConnection } from 'nats';
+import type pg from 'pg';
+
+export interface BootConfig {
+  DATABASE_URL: string;
+  NATS_URL: string;
+  EVENTS_STREAM: string;
+  EVENTS_SUBJECT_PREFIX: string;
+  LOG_LEVEL: 'debug' | 'info' | 'warn' | 'error';
+  HOST: string;
+}
+
+export interface BootContext<DB> {
+  db: Kysely<DB>;
+  pool: pg.Pool;
+  nc: NatsConnection;
+  logger: Logger;
+  /** Readiness checks for the database and NATS, to pass on to the service kit. */
+  readiness: ReadinessCheck[];
+}
+
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+export interface ServiceSpec<DB> {
+  name: string;
+  /** The Postgres schema the service owns. */
+  schema: string;
+  port: number;
+  config: BootConfig;
+  migrations: Migration[];
+  /** Whether this service writes an outbox and runs the relay. */
+  relay?: boolean;
+  tls?: { cert: string; key: string };
+  start(ctx: BootContext<DB>): Promise<{ fetch: (r: Request) => Response | Promise<Response>; background?: Stoppable[] }>;
+}
+
+/** Loads config with `load`, printing a clear message and exiting 1 when it is invalid. */
+export function loadOrExit<T>(service: string, load: () => T): T {
+  try {
+    return load();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(JSON.stringify({ level: 'error', service, msg: error.message, problems: error.problems }));
+      exit(1);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Boots a service: database (created and migrated), NATS, outbox relay, HTTP server; on
+ * SIGTERM it stops accepting, finishes in-flight requests, stops background work, flushes the
+ * outbox and exits 0.
+ */
+export async function runService<DB>(spec: ServiceSpec<DB>): Promise<void> {
+  const { config } = spec;
+  const logger = createLogger(spec.name, config.LOG_LEVEL);
+  await ensureDatabase(config.DATABASE_URL);
+  const { db, pool } = createDb<DB>({ url: config.DATABASE_URL, schema: spec.schema });
+  const applied = await migrate(db, spec.schema, spec.migrations);
+  if (applied.length > 0) logger.info('migrations applied', { applied });
+  const nc = await connectNats(config.NATS_URL, spec.name, logger);
+  const readiness: ReadinessCheck[] = [
+    { name: 'database', check: () => sql`select 1`.execute(db) },
+    { name: 'nats', check: () => checkNats(nc) },
+  ];
+  const relay = spec.relay
+    ? startOutboxRelay({
+        pool,
+        listenConfig: poolConfig({ url: config.DATABASE_URL, schema: spec.schema }),
+        schema: spec.schema,
+        nc,
+        stream: config.EVENTS_STREAM,
+        subjectPrefix: config.EVENTS_SUBJECT_PREFIX,
+        logger,
+      })
+    : undefined;
+  const { fetch, background = [] } = await spec.start({ db, pool, nc, logger, readiness });
+  const server = serve(fetch, { port: spec.port, hostname: config.HOST, tls: spec.tls });
+  logger.info('listening', { port: server.port, host: config.HOST });
+
+  onShutdown(async () => {
+    logger.info('shutting down');
+    await server.stop();
+    for (const job of background) await job.stop();
+    await relay?.stop();
+    await nc.drain().catch(() => {});
+    await db.destroy();
+    logger.info('stopped');
+  });
+}

@@ -1,0 +1,51 @@
+import { type Static, type TObject, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/** Raised when the environment does not satisfy a service's config schema; names every bad variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses environment variables once against a TypeBox object schema: applies defaults,
+ * converts strings to numbers and booleans, and throws ConfigError naming each missing or
+ * bad variable.
+ */
+export function loadConfig<T extends TObject>(schema: T, env: Record<string, string | undefined> = process.env): Static<T> {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const withDefaults = Value.Default(schema, raw);
+  const converted = Value.Convert(schema, withDefaults);
+  const problems = new Map<string, string>();
+  for (const error of Value.Errors(schema, converted)) {
+    const name = error.path.replace(/^\//, '').split('/')[0] || '(root)';
+    if (problems.has(name)) continue;
+    problems.set(name, error.value === undefined ? `${name} is required` : `${name} ${error.message.toLowerCase()}`);
+  }
+  if (problems.size > 0) throw new ConfigError([...problems.values()]);
+  return converted as Static<T>;
+}
+
+/** A TCP port number variable with a default. */
+export const Port = (defaultPort: number) => Type.Integer({ minimum: 0, maximum: 65535, default: defaultPort });
+
+/** Variables every backend service reads. */
+export const commonServiceEnv = {
+  DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/crm' }),
+  NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222' }),
+  INTERNAL_TOKEN: Type.String({ minLength: 16 }),
+  EVENTS_STREAM: Type.String({ default: 'CRM_EVENTS' }),
+  EVENTS_SUBJECT_PREFIX: Type.String({ default: 'crm.events' }),
+  LOG_LEVEL: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')], {
+    default: 'info',
+  }),
+  HOST: Type.String({ default: '127.0.0.1' }),
+};
+
+export { Type };

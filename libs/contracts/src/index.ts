@@ -1,0 +1,3 @@
+export * from './events.ts';
+export * from './internal.ts';
+export * from './services.ts';

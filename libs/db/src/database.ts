@@ -1,0 +1,46 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+
+// Counts and bigserial ids fit in a JS number; dates stay as 'YYYY-MM-DD' strings, not local-time Dates.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+pg.types.setTypeParser(1082, (v) => v);
+
+export interface DbOptions {
+  url: string;
+  /** The Postgres schema this service owns; it becomes the connection's search_path. */
+  schema: string;
+  max?: number;
+}
+
+/** pg pool settings for a service's schema. */
+export function poolConfig({ url, schema, max = 10 }: DbOptions): pg.PoolConfig {
+  return { connectionString: url, max, options: `-c search_path=${schema},public`, idleTimeoutMillis: 30_000 };
+}
+
+/** A Kysely instance on a pg pool whose connections use the service's schema. */
+export function createDb<DB>(options: DbOptions): { db: Kysely<DB>; pool: pg.Pool } {
+  const pool = new pg.Pool(poolConfig(options));
+  pool.on('error', () => {
+    // An idle client lost its connection (database restart); the pool replaces it.
+  });
+  return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), pool };
+}
+
+/** Creates a database if it does not exist yet (used by the local stack and the test harness). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (!rowCount) await client.query(`create database "${name.replace(/"/g, '""')}"`);
+  } catch (error) {
+    // Two processes racing to create the same database: the loser sees a duplicate.
+    if (!(error instanceof Error && /already exists|duplicate key/.test(error.message))) throw error;
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,3 @@
+export * from './database.ts';
+export * from './migrations.ts';
+export * from './pagination.ts';

@@ -1,0 +1,46 @@
+import { type EventType, newEventId } from '@crm/contracts';
+import type { Migration } from '@crm/db';
+import { type Kysely, sql } from 'kysely';
+
+/** The outbox table every event-publishing service includes in its migrations (frozen). */
+export const outboxMigration: Migration = {
+  name: '0000_outbox',
+  async up(db) {
+    await sql`create table outbox (
+      seq bigserial primary key,
+      id text not null unique,
+      tenant_id text not null,
+      type text not null,
+      payload jsonb not null,
+      created_at timestamptz not null default now(),
+      published_at timestamptz
+    )`.execute(db);
+    await sql`create index outbox_pending on outbox (seq) where published_at is null`.execute(db);
+  },
+};
+
+export interface NewEvent {
+  tenantId: string;
+  type: EventType;
+  data: unknown;
+}
+
+/**
+ * Writes events to the outbox inside the caller's transaction and wakes the relay on commit
+ * (NOTIFY is delivered only when the transaction commits, so a rollback publishes nothing).
+ */
+export async function writeEvents(trx: Kysely<any>, events: NewEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const ids = events.map(() => newEventId());
+  await sql`insert into outbox (id, tenant_id, type, payload)
+    select * from unnest(${ids}::text[], ${events.map((e) => e.tenantId)}::text[], ${events.map((e) => e.type)}::text[],
+      ${events.map((e) => JSON.stringify(e.data))}::jsonb[])`.execute(trx);
+  await sql`select pg_notify('crm_outbox_' || current_schema(), '')`.execute(trx);
+  return ids;
+}
+
+/** Writes one event to the outbox inside the caller's transaction. */
+export async function writeEvent(trx: Kysely<any>, event: NewEvent): Promise<string> {
+  const [id] = await writeEvents(trx, [event]);
+  return id as string;
+}

@@ -1,0 +1,6 @@
+export * from './errors.ts';
+export * from './internal-client.ts';
+export * from './kit.ts';
+export * from './logger.ts';
+export * from './metrics.ts';
+export * from './validation.ts';

@@ -1,0 +1,179 @@
+import { Elysia } from 'elysia';
+import { AppError, errorResponse, validationError } from './errors.ts';
+import type { Logger } from './logger.ts';
+import { HttpMetrics } from './metrics.ts';
+import { validationDetails } from './validation.ts';
+
+/** Header names shared by the gateway and the services. */
+export const headers = {
+  tenant: 'x-tenant-id',
+  requestId: 'x-request-id',
+  internalToken: 'x-internal-token',
+} as const;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The request id rule of contract §6: keep a client UUID, otherwise generate one. */
+export function requestIdFrom(value: string | null): string {
+  return value && UUID.test(value) ? value : crypto.randomUUID();
+}
+
+interface RequestState {
+  requestId: string;
+  route?: string;
+}
+
+const states = new WeakMap<Request, RequestState>();
+
+/** Sets the metrics/log route label of a request handled outside Elysia's router. */
+export function setRouteLabel(request: Request, route: string): void {
+  const state = states.get(request);
+  if (state) state.route = route;
+}
+
+/** The request id assigned to a request by the kit's handler. */
+export function requestIdOf(request: Request): string {
+  return states.get(request)?.requestId ?? '';
+}
+
+/**
+ * Request context for route handlers: `requestId` and `tenantId` (from the gateway's
+ * headers). Feature plugins `.use()` it for typing; Elysia dedupes it by name.
+ */
+export const requestContext = new Elysia({ name: 'crm-request-context' }).derive({ as: 'global' }, ({ request, route }) => {
+  const state = states.get(request);
+  if (state) state.route = route;
+  return {
+    requestId: state?.requestId ?? '',
+    tenantId: request.headers.get(headers.tenant) ?? '',
+  };
+});
+
+export interface ReadinessCheck {
+  name: string;
+  check: () => Promise<unknown>;
+}
+
+export interface ServiceKitOptions {
+  service: string;
+  logger: Logger;
+  /** Shared secret the gateway sends; null disables the guard (the gateway itself). */
+  internalToken: string | null;
+  readiness?: ReadinessCheck[];
+  /** Paths answered without the internal credential. */
+  openPaths?: string[];
+}
+
+async function runChecks(checks: ReadinessCheck[]) {
+  const results = await Promise.all(
+    checks.map(async ({ name, check }) => {
+      try {
+        await Promise.race([check(), new Promise((_, reject) => setTimeout(() => reject(new Error('timed out after 2s')), 2000))]);
+        return [name, 'ok'] as const;
+      } catch (error) {
+        return [name, `error: ${error instanceof Error ? error.message : String(error)}`] as const;
+      }
+    }),
+  );
+  const ok = results.every(([, r]) => r === 'ok');
+  return { ok, body: { status: ok ? 'ok' : 'unavailable', checks: Object.fromEntries(results) } };
+}
+
+/**
+ * Everything a service shares: request ids, tenant context, the error envelope, the internal
+ * credential guard, /livez, /readyz, /metrics, access logs. `plugin` goes first in the app;
+ * `handler(app)` wraps the finished app into the fetch function that is served.
+ */
+export function createServiceKit(options: ServiceKitOptions) {
+  const { service, logger, internalToken, readiness = [] } = options;
+  const metrics = new HttpMetrics(service);
+  const openPaths = new Set(['/livez', '/readyz', '/metrics', ...(options.openPaths ?? [])]);
+
+  const plugin = new Elysia({ name: `crm-kit-${service}` })
+    .use(requestContext)
+    .onError({ as: 'global' }, ({ code, error, request }) => {
+      const requestId = states.get(request)?.requestId ?? crypto.randomUUID();
+      if (error instanceof AppError) return errorResponse(error, requestId);
+      if (code === 'VALIDATION') {
+        const all = (error as any).all ?? [];
+        return errorResponse(validationError(validationDetails(all)), requestId);
+      }
+      if (code === 'PARSE') return errorResponse(new AppError('bad_request', 'Malformed JSON body'), requestId);
+      if (code === 'NOT_FOUND') return errorResponse(new AppError('not_found', 'No such route'), requestId);
+      logger.error('unhandled error', { request_id: requestId, error });
+      return errorResponse(new AppError('internal_error', 'Internal server error'), requestId);
+    })
+    .get('/livez', () => ({ status: 'ok' }))
+    .get('/readyz', async ({ set }) => {
+      const { ok, body } = await runChecks(readiness);
+      set.status = ok ? 200 : 503;
+      return body;
+    })
+    .get('/metrics', () => new Response(metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4' } }));
+
+  /** Wraps the finished app: request id, internal guard, 405 detection, metrics and access log. */
+  function handler(app: { fetch: (r: Request) => Response | Promise<Response>; routes: { method: string; path: string }[] }) {
+    const matchers = app.routes.map((r) => ({
+      method: r.method,
+      regex: new RegExp(
+        `^${r.path
+          .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+          .replace(/:[^/]+/g, '[^/]+')
+          .replace(/\*/g, '.*')}$`,
+      ),
+    }));
+    const allowedMethods = (path: string) => matchers.filter((m) => m.regex.test(path)).map((m) => m.method);
+
+    return async (request: Request): Promise<Response> => {
+      const started = performance.now();
+      const requestId = requestIdFrom(request.headers.get(headers.requestId));
+      const state: RequestState = { requestId };
+      states.set(request, state);
+      const url = request.url;
+      const pathStart = url.indexOf('/', url.indexOf('//') + 2);
+      const queryStart = url.indexOf('?', pathStart);
+      const path = queryStart === -1 ? url.slice(pathStart) : url.slice(pathStart, queryStart);
+
+      let response: Response;
+      if (internalToken !== null && !openPaths.has(path) && request.headers.get(headers.internalToken) !== internalToken) {
+        response = errorResponse(new AppError('unauthorized', 'Missing or invalid internal credential'), requestId);
+      } else {
+        try {
+          response = await app.fetch(request);
+        } catch (error) {
+          logger.error('unhandled error', { request_id: requestId, error });
+          response = errorResponse(new AppError('internal_error', 'Internal server error'), requestId);
+        }
+        if (response.status === 404 && state.route === undefined) {
+          const allowed = allowedMethods(path).filter((m) => m !== request.method);
+          if (allowed.length > 0 && !allowed.includes('ALL')) {
+            response = errorResponse(
+              new AppError('method_not_allowed', `${request.method} is not allowed on ${path}`, undefined, {
+                allow: [...new Set(allowed)].join(', '),
+              }),
+              requestId,
+            );
+          }
+        }
+      }
+      response.headers.set(headers.requestId, requestId);
+      const seconds = (performance.now() - started) / 1000;
+      const route = state.route ?? (openPaths.has(path) ? path : 'unmatched');
+      metrics.observe(request.method, route, response.status, seconds);
+      if (!openPaths.has(path)) {
+        logger.info('request', {
+          request_id: requestId,
+          tenant_id: request.headers.get(headers.tenant) ?? undefined,
+          method: request.method,
+          path,
+          route,
+          status: response.status,
+          duration_ms: Math.round(seconds * 1000 * 100) / 100,
+        });
+      }
+      return response;
+    };
+  }
+
+  return { plugin, handler, metrics };
+}

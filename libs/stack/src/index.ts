@@ -1,0 +1,3 @@
+export * from './infra.ts';
+export * from './processes.ts';
+export * from './tools.ts';

@@ -1,0 +1,117 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GATEWAY_DEFAULT_PORT, type ServiceName, services } from '@crm/contracts';
+
+/** The repository root. */
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export type ProcessName = 'gateway' | ServiceName;
+/** Start order: services first, the gateway last. */
+export const processNames: ProcessName[] = ['sales', 'catalog', 'documents', 'webhooks', 'gateway'];
+export type Runtime = 'bun' | 'deno';
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Port env variables and service URLs for a set of ports. */
+export function portEnv(ports: Record<ProcessName, number>): Record<string, string> {
+  const env: Record<string, string> = { GATEWAY_PORT: String(ports.gateway) };
+  for (const [name, s] of Object.entries(services)) {
+    const port = ports[name as ServiceName];
+    env[s.portEnv] = String(port);
+    env[s.urlEnv] = `http://127.0.0.1:${port}`;
+  }
+  return env;
+}
+
+/** Default ports, each overridable by its env variable. */
+export function defaultPorts(env: Record<string, string | undefined> = process.env): Record<ProcessName, number> {
+  const ports = { gateway: Number(env.GATEWAY_PORT ?? GATEWAY_DEFAULT_PORT) } as Record<ProcessName, number>;
+  for (const [name, s] of Object.entries(services)) ports[name as ServiceName] = Number(env[s.portEnv] ?? s.port);
+  return ports;
+}
+
+function binary(name: 'bun' | 'deno'): string {
+  return join(repoRoot, 'node_modules', '.bin', name);
+}
+
+export interface ServiceProcess {
+  name: ProcessName;
+  url: string;
+  child: ChildProcess;
+  /** Sends a signal and resolves with the exit code once the process has exited. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Spawns one service (`services/<name>/src/main.ts`) under Bun or Deno, appending its output to a log file. */
+export function spawnService(options: {
+  name: ProcessName;
+  port: number;
+  env: Record<string, string>;
+  runtime?: Runtime;
+  logFile?: string;
+  /** Also copy the service's output to this process's stdout. */
+  echo?: boolean;
+}): ServiceProcess {
+  const { name, runtime = 'bun' } = options;
+  const entry = join(repoRoot, 'services', name, 'src', 'main.ts');
+  const args = runtime === 'deno' ? ['run', '-A', '--quiet', entry] : [entry];
+  const child = spawn(binary(runtime), args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (options.logFile) {
+    mkdirSync(dirname(options.logFile), { recursive: true });
+    const out = createWriteStream(options.logFile, { flags: 'a' });
+    child.stdout?.pipe(out);
+    child.stderr?.pipe(out);
+  }
+  if (options.echo) {
+    child.stdout?.pipe(process.stdout);
+    child.stderr?.pipe(process.stderr);
+  }
+  if (!options.logFile && !options.echo) {
+    child.stdout?.resume();
+    child.stderr?.resume();
+  }
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return {
+    name,
+    url: `http://127.0.0.1:${options.port}`,
+    child,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Waits until `url/readyz` answers 200, failing early if the process exits. */
+export async function waitReady(proc: ServiceProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) throw new Error(`${proc.name} exited with code ${proc.child.exitCode} before it was ready`);
+    try {
+      const response = await fetch(`${proc.url}/readyz`, { signal: AbortSignal.timeout(1000) });
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`${proc.name} was not ready within ${timeoutMs / 1000}s`);
+}

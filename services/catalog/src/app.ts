@@ -1,0 +1,18 @@
+import { createServiceKit, type Logger, type ReadinessCheck } from '@crm/http';
+import { Elysia } from 'elysia';
+import type { Kysely } from 'kysely';
+import type { CatalogDatabase } from './db/database.ts';
+
+export interface CatalogDeps {
+  db: Kysely<CatalogDatabase>;
+  logger: Logger;
+  internalToken: string;
+  readiness: ReadinessCheck[];
+}
+
+/** The catalog HTTP app. */
+export function createApp(deps: CatalogDeps) {
+  const kit = createServiceKit({ service: 'catalog', logger: deps.logger, internalToken: deps.internalToken, readiness: deps.readiness });
+  const app = new Elysia({ normalize: false }).use(kit.plugin);
+  return { app, fetch: kit.handler(app) };
+}

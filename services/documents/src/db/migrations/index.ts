@@ -1,0 +1,4 @@
+import { outboxMigration } from '@crm/events';
+
+/** Documents migrations in order; append only. */
+export const migrations = [outboxMigration];

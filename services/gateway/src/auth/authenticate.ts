@@ -1,0 +1,50 @@
+import type { Kysely } from 'kysely';
+import type { NatsConnection } from 'nats';
+import type { GatewayDatabase } from '../db/database.ts';
+import { hashApiKey, looksLikeApiKey } from '../tenants/api-key.ts';
+import { findTenantByKeyHash } from '../tenants/repo.ts';
+import { TENANT_CHANGED_SUBJECT } from '../tenants/service.ts';
+
+export interface Principal {
+  tenantId: string;
+  keyId: string;
+  readPerMinute: number;
+  writePerMinute: number;
+}
+
+/**
+ * Resolves `x-api-key` to a tenant. Hits are cached for at most `cacheMs` (≤ 5 s) and evicted
+ * on every replica as soon as a key rotation or limit change is announced on NATS.
+ */
+export function createAuthenticator(db: Kysely<GatewayDatabase>, nc: NatsConnection, cacheMs: number) {
+  const cache = new Map<string, { principal: Principal; expires: number }>();
+  const subscription = nc.subscribe(TENANT_CHANGED_SUBJECT, {
+    callback: (_err, msg) => {
+      const tenantId = msg.string();
+      for (const [hash, entry] of cache) if (entry.principal.tenantId === tenantId) cache.delete(hash);
+    },
+  });
+
+  async function authenticate(apiKey: string | null): Promise<Principal | undefined> {
+    if (!apiKey || !looksLikeApiKey(apiKey)) return undefined;
+    const hash = await hashApiKey(apiKey);
+    const now = Date.now();
+    const hit = cache.get(hash);
+    if (hit && hit.expires > now) return hit.principal;
+    const row = await findTenantByKeyHash(db, hash);
+    if (!row) {
+      cache.delete(hash);
+      return undefined;
+    }
+    const principal = { tenantId: row.id, keyId: row.key_id, readPerMinute: row.read_per_minute, writePerMinute: row.write_per_minute };
+    if (cacheMs > 0) {
+      if (cache.size > 50_000) cache.clear();
+      cache.set(hash, { principal, expires: now + cacheMs });
+    }
+    return principal;
+  }
+
+  return { authenticate, stop: async () => subscription.unsubscribe() };
+}
+
+export type Authenticator = ReturnType<typeof createAuthenticator>;

@@ -1,0 +1,27 @@
+import { commonServiceEnv, loadConfig, Port, Type } from '@crm/config';
+
+const { INTERNAL_TOKEN, ...common } = commonServiceEnv;
+
+export const GatewayEnv = Type.Object({
+  ...common,
+  INTERNAL_TOKEN,
+  HOST: Type.String({ default: '0.0.0.0' }),
+  GATEWAY_PORT: Port(8080),
+  ADMIN_TOKEN: Type.String({ minLength: 16 }),
+  SALES_URL: Type.String({ default: 'http://127.0.0.1:8081' }),
+  CATALOG_URL: Type.String({ default: 'http://127.0.0.1:8082' }),
+  DOCUMENTS_URL: Type.String({ default: 'http://127.0.0.1:8083' }),
+  WEBHOOKS_URL: Type.String({ default: 'http://127.0.0.1:8084' }),
+  UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15_000 }),
+  /** How long a resolved API key is trusted before it is looked up again (contract §5: at most 5 s). */
+  AUTH_CACHE_MS: Type.Integer({ minimum: 0, maximum: 5000, default: 5000 }),
+  TLS_CERT_FILE: Type.Optional(Type.String()),
+  TLS_KEY_FILE: Type.Optional(Type.String()),
+  REQUIRE_HTTPS: Type.Boolean({ default: false }),
+  TRUSTED_PROXIES: Type.String({ default: '', description: 'Comma-separated proxy IPs allowed to set X-Forwarded-Proto' }),
+});
+
+export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
+
+/** Gateway configuration, parsed once from the environment. */
+export const loadGatewayConfig = (env: Record<string, string | undefined> = process.env) => loadConfig(GatewayEnv, env);

@@ -1,0 +1,25 @@
+import { readFileSync } from 'node:fs';
+import { loadOrExit, runService } from '@crm/boot';
+import { createApp } from './app.ts';
+import { loadGatewayConfig } from './config.ts';
+import type { GatewayDatabase } from './db/database.ts';
+import { migrations } from './db/migrations/index.ts';
+
+const config = loadOrExit('gateway', () => loadGatewayConfig());
+const tls =
+  config.TLS_CERT_FILE && config.TLS_KEY_FILE
+    ? { cert: readFileSync(config.TLS_CERT_FILE, 'utf8'), key: readFileSync(config.TLS_KEY_FILE, 'utf8') }
+    : undefined;
+
+await runService<GatewayDatabase>({
+  name: 'gateway',
+  schema: 'gateway',
+  port: config.GATEWAY_PORT,
+  config,
+  migrations,
+  tls,
+  async start({ db, nc, logger, readiness }) {
+    const { fetch, background } = createApp({ config, db, nc, logger, readiness });
+    return { fetch, background };
+  },
+});

@@ -1,0 +1,22 @@
+import type { ServiceName } from '@crm/contracts';
+
+/** Which service owns a public path (contract §1). Documents of contacts and opportunities belong to documents. */
+const table: [RegExp, ServiceName][] = [
+  [/^\/v1\/(contacts|opportunities)\/[^/]+\/documents(\/|$)/, 'documents'],
+  [/^\/v1\/(contacts|opportunities|orders|users)(\/|$)/, 'sales'],
+  [/^\/v1\/(products|product-categories)(\/|$)/, 'catalog'],
+  [/^\/v1\/(documents|document-categories)(\/|$)/, 'documents'],
+  [/^\/v1\/webhooks(\/|$)/, 'webhooks'],
+];
+
+/** The service that owns this /v1 path, or undefined for an unknown route. */
+export function owningService(path: string): ServiceName | undefined {
+  for (const [pattern, service] of table) if (pattern.test(path)) return service;
+  return undefined;
+}
+
+/** A low-cardinality label for metrics: `/v1/<resource>`. */
+export function routeLabel(path: string): string {
+  const end = path.indexOf('/', 4);
+  return end === -1 ? path : path.slice(0, end);
+}

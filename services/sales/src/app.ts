@@ -1,0 +1,19 @@
+import { createServiceKit, type Logger, type ReadinessCheck } from '@crm/http';
+import { Elysia } from 'elysia';
+import type { Kysely } from 'kysely';
+import type { SalesDatabase } from './db/database.ts';
+import { usersRoutes } from './users/routes.ts';
+
+export interface SalesDeps {
+  db: Kysely<SalesDatabase>;
+  logger: Logger;
+  internalToken: string;
+  readiness: ReadinessCheck[];
+}
+
+/** The sales HTTP app: public /v1 routes the gateway forwards and /internal routes for other services. */
+export function createApp(deps: SalesDeps) {
+  const kit = createServiceKit({ service: 'sales', logger: deps.logger, internalToken: deps.internalToken, readiness: deps.readiness });
+  const app = new Elysia({ normalize: false }).use(kit.plugin).use(usersRoutes(deps.db));
+  return { app, fetch: kit.handler(app) };
+}

@@ -1,0 +1,20 @@
+import { loadOrExit, runService } from '@crm/boot';
+import { createApp } from './app.ts';
+import { loadSalesConfig } from './config.ts';
+import type { SalesDatabase } from './db/database.ts';
+import { migrations } from './db/migrations/index.ts';
+
+const config = loadOrExit('sales', () => loadSalesConfig());
+
+await runService<SalesDatabase>({
+  name: 'sales',
+  schema: 'sales',
+  port: config.SALES_PORT,
+  config,
+  migrations,
+  relay: true,
+  async start({ db, logger, readiness }) {
+    const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness });
+    return { fetch };
+  },
+});

@@ -1,0 +1,2 @@
+/** Tables of the webhooks schema (feature tables are added by their migrations). */
+export type WebhooksDatabase = {};
