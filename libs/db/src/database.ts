@@ -44,3 +44,14 @@ export async function ensureDatabase(url: string): Promise<void> {
     await client.end();
   }
 }
+
+/** Whether a database error is a unique violation (optionally of one named constraint or index). */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: string; constraint?: string };
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
+}
+
+/** Whether a database error is a foreign-key violation. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return (error as { code?: string })?.code === '23503';
+}

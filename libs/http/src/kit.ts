@@ -137,6 +137,8 @@ export function createServiceKit(options: ServiceKitOptions) {
       let response: Response;
       if (internalToken !== null && !openPaths.has(path) && request.headers.get(headers.internalToken) !== internalToken) {
         response = errorResponse(new AppError('unauthorized', 'Missing or invalid internal credential'), requestId);
+      } else if (internalToken !== null && path.startsWith('/v1/') && !request.headers.get(headers.tenant)) {
+        response = errorResponse(new AppError('unauthorized', 'Missing tenant context'), requestId);
       } else {
         try {
           response = await app.fetch(request);

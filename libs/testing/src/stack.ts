@@ -40,6 +40,8 @@ export interface StackOptions {
   runtime?: Runtime;
   /** Extra environment for every process (e.g. short webhook retry schedules). */
   env?: Record<string, string>;
+  /** A NATS server of the test's own (fault tests stop and start it). */
+  natsUrl?: string;
 }
 
 const quiet = () => {};
@@ -52,7 +54,7 @@ const quiet = () => {};
 export async function startStack(options: StackOptions = {}) {
   const runId = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const baseDb = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+  const natsUrl = options.natsUrl ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
   const dataDir = join(repoRoot, '.data');
   const s3: S3Env = {
     endpoint: process.env.S3_ENDPOINT ?? 'http://127.0.0.1:9000',

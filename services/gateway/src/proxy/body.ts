@@ -1,11 +1,33 @@
 import { AppError } from '@crm/http';
 
 export const MAX_JSON_BYTES = 1024 * 1024;
+/** Uploads: 20 MB of file (contract §15) plus room for the multipart framing and small fields. */
+export const MAX_UPLOAD_FILE_BYTES = 20 * 1024 * 1024;
+export const MAX_MULTIPART_BYTES = MAX_UPLOAD_FILE_BYTES + 64 * 1024;
+
+function tooLargeUpload(): AppError {
+  return new AppError('payload_too_large', `Uploads must be at most ${MAX_UPLOAD_FILE_BYTES} bytes (20 MB)`);
+}
+
+/** Passes a stream through, erroring it as soon as more than `limit` bytes have gone by (bounded memory). */
+function capStream(stream: ReadableStream<Uint8Array>, limit: number) {
+  let seen = 0;
+  const capped = stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > limit) controller.error(tooLargeUpload());
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+  return { stream: capped, exceeded: () => seen > limit };
+}
 
 export type RequestBody =
   | { kind: 'none' }
   | { kind: 'json'; text: string; value: unknown }
-  | { kind: 'multipart'; stream: ReadableStream<Uint8Array> | null; contentType: string };
+  | { kind: 'multipart'; stream: ReadableStream<Uint8Array>; contentType: string; exceeded: () => boolean };
 
 /** Reads at most `limit` bytes of a stream, failing with 413 past it. */
 async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
@@ -41,7 +63,11 @@ export async function readRequestBody(request: Request): Promise<RequestBody> {
   const declared = request.headers.get('content-length');
   const contentType = request.headers.get('content-type') ?? '';
   if (declared === '0') return { kind: 'none' };
-  if (/^multipart\/form-data/i.test(contentType)) return { kind: 'multipart', stream: request.body, contentType };
+  if (/^multipart\/form-data/i.test(contentType)) {
+    // Refused before reading when the declared size is already too large; otherwise counted while streaming.
+    if (declared && Number(declared) > MAX_MULTIPART_BYTES) throw tooLargeUpload();
+    return { kind: 'multipart', contentType, ...capStream(request.body, MAX_MULTIPART_BYTES) };
+  }
   if (!/^application\/([\w.+-]*\+)?json\b/i.test(contentType)) {
     if (!contentType && request.method === 'DELETE') return { kind: 'none' };
     throw new AppError('bad_request', 'Content-Type must be application/json (or multipart/form-data for uploads)');

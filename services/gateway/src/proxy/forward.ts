@@ -71,6 +71,9 @@ export async function forward(input: ForwardInput): Promise<Response> {
       duplex: 'half',
     });
   } catch (error) {
+    if (input.body.kind === 'multipart' && input.body.exceeded()) {
+      throw new AppError('payload_too_large', 'Uploads must be at most 20971520 bytes (20 MB)');
+    }
     if (controller.signal.aborted) throw new AppError('upstream_timeout', 'The upstream service did not answer in time');
     throw new AppError(
       'service_unavailable',
