@@ -26,6 +26,9 @@ const scripts = {
   start: ['deploy/local/start.ts'],
   test: ['deploy/local/test.ts'],
   admin: ['services/gateway/src/cli.ts'],
+  loadtest: ['loadtest/run.ts'],
+  bench: ['loadtest/bench.ts'],
+  scale: ['loadtest/scale.ts'],
 };
 if (!scripts[command]) {
   console.error(`usage: bootstrap.mjs ${Object.keys(scripts).join('|')} [args…]`);
