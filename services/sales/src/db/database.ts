@@ -11,7 +11,73 @@ export interface UsersTable {
   updated_at: Timestamp;
 }
 
+export interface ContactTypesTable {
+  id: Generated<number>;
+  tenant_id: string;
+  reference: string;
+  name: string;
+  created_at: Timestamp;
+}
+
+export interface ContactsTable {
+  id: Generated<number>;
+  tenant_id: string;
+  name: string;
+  type: string;
+  email: string | null;
+  is_person: boolean | null;
+  cif: string | null;
+  phone: string | null;
+  web: string | null;
+  iban: string | null;
+  comments: string | null;
+  extra_fields: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ContactLocationsTable {
+  id: Generated<number>;
+  contact_id: number;
+  primary: number | null;
+  direction: string | null;
+  city: string | null;
+  postal: string | null;
+  country: string | null;
+  latitude: string | null;
+  longitude: string | null;
+  extra_info: string | null;
+}
+
+export interface ContactUsersTable {
+  contact_id: number;
+  user_id: number;
+  position: number;
+}
+
+export interface OpportunitiesTable {
+  id: Generated<number>;
+  tenant_id: string;
+  name: string;
+  enterprise_id: number;
+  user_id: number | null;
+  amount: ColumnType<string, number | undefined, number>;
+  currency: Generated<string>;
+  status: Generated<string>;
+  probability: number | null;
+  close_date: string | null;
+  comments: string | null;
+  extra_fields: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 /** Tables of the sales schema. */
 export interface SalesDatabase {
   users: UsersTable;
+  contact_types: ContactTypesTable;
+  contacts: ContactsTable;
+  contact_locations: ContactLocationsTable;
+  contact_users: ContactUsersTable;
+  opportunities: OpportunitiesTable;
 }
