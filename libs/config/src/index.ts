@@ -26,7 +26,7 @@ export function loadConfig<T extends TObject>(schema: T, env: Record<string, str
   for (const error of Value.Errors(schema, converted)) {
     const name = error.path.replace(/^\//, '').split('/')[0] || '(root)';
     if (problems.has(name)) continue;
-    problems.set(name, error.value === undefined ? `${name} is required` : `${name} ${error.message.toLowerCase()}`);
+    problems.set(name, error.value === undefined ? `${name} is required` : `${name} is invalid: ${error.message.toLowerCase()}`);
   }
   if (problems.size > 0) throw new ConfigError([...problems.values()]);
   return converted as Static<T>;
