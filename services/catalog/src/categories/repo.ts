@@ -1,0 +1,139 @@
+import type { PageRequest } from '@crm/db';
+import { type Kysely, sql } from 'kysely';
+import type { CatalogDatabase } from '../db/database.ts';
+
+type Db = Kysely<CatalogDatabase>;
+
+/** A category row plus whether the category itself has products. */
+export interface CategoryRow {
+  id: number;
+  name: string;
+  reference: string;
+  parent_id: number | null;
+  has_products: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const hasProducts = sql<boolean>`exists (select 1 from products p where p.product_category_id = c.id)`.as('has_products');
+
+function selectCategories(db: Db, tenantId: string) {
+  return db
+    .selectFrom('product_categories as c')
+    .select(['c.id', 'c.name', 'c.reference', 'c.parent_id', 'c.created_at', 'c.updated_at', hasProducts])
+    .where('c.tenant_id', '=', tenantId);
+}
+
+/** Serialises tree changes of one tenant (moves, creates, deletes) so no cycle can slip in. */
+export async function lockCategoryTree(trx: Db, tenantId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext(${`catalog-categories:${tenantId}`}))`.execute(trx);
+}
+
+/** The tenant's category with this id, or undefined. */
+export function findCategoryById(db: Db, tenantId: string, id: number): Promise<CategoryRow | undefined> {
+  return selectCategories(db, tenantId).where('c.id', '=', id).executeTakeFirst();
+}
+
+/** The tenant's categories with any of these ids. */
+export function findCategoriesByIds(db: Db, tenantId: string, ids: number[]): Promise<CategoryRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return selectCategories(db, tenantId).where('c.id', 'in', ids).execute();
+}
+
+/** The tenant's categories with any of these references. */
+export function findCategoriesByReferences(db: Db, tenantId: string, references: string[]): Promise<CategoryRow[]> {
+  if (references.length === 0) return Promise.resolve([]);
+  return selectCategories(db, tenantId).where('c.reference', 'in', references).execute();
+}
+
+/**
+ * The given categories and every descendant, in ONE recursive query (any depth or width),
+ * ordered by id so that children come out in creation order.
+ */
+export async function findSubtrees(db: Db, tenantId: string, rootIds: number[]): Promise<CategoryRow[]> {
+  if (rootIds.length === 0) return [];
+  const { rows } = await sql<CategoryRow>`
+    with recursive tree as (
+      select id from product_categories where tenant_id = ${tenantId} and id = any(${rootIds}::int[])
+      union all
+      select child.id from product_categories child join tree on child.parent_id = tree.id
+      where child.tenant_id = ${tenantId}
+    )
+    select c.id, c.name, c.reference, c.parent_id, c.created_at, c.updated_at,
+      exists (select 1 from products p where p.product_category_id = c.id) as has_products
+    from product_categories c join tree on tree.id = c.id
+    order by c.id`.execute(db);
+  return rows;
+}
+
+/** Whether `candidateId` is `ancestorId` itself or one of its descendants (walks up from the candidate). */
+export async function isSelfOrDescendant(db: Db, tenantId: string, ancestorId: number, candidateId: number): Promise<boolean> {
+  const { rows } = await sql<{ found: boolean }>`
+    with recursive up as (
+      select id, parent_id from product_categories where tenant_id = ${tenantId} and id = ${candidateId}
+      union all
+      select p.id, p.parent_id from product_categories p join up on p.id = up.parent_id where p.tenant_id = ${tenantId}
+    )
+    select exists (select 1 from up where id = ${ancestorId}) as found`.execute(db);
+  return rows[0]?.found === true;
+}
+
+/** One page of the tenant's root categories (ids only) and the total number of roots. */
+export async function listRootIds(db: Db, tenantId: string, page: PageRequest) {
+  let query = db.selectFrom('product_categories').where('tenant_id', '=', tenantId).where('parent_id', 'is', null);
+  if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
+  const direction = page.descending ? 'desc' : 'asc';
+  const [count, rows] = await Promise.all([
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    query
+      .select('id')
+      .orderBy(page.sortField as 'id', direction)
+      .orderBy('id', direction)
+      .limit(page.perPage)
+      .offset(page.offset)
+      .execute(),
+  ]);
+  return { total: Number(count.total), ids: rows.map((r) => r.id) };
+}
+
+/** Inserts a category and returns its id. */
+export async function insertCategory(db: Db, tenantId: string, values: { name: string; reference: string; parentId: number | null }) {
+  const row = await db
+    .insertInto('product_categories')
+    .values({ tenant_id: tenantId, name: values.name, reference: values.reference, parent_id: values.parentId })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Updates the given fields of a category and bumps updated_at. */
+export async function updateCategory(
+  db: Db,
+  tenantId: string,
+  id: number,
+  changes: { name?: string; reference?: string; parent_id?: number | null },
+): Promise<void> {
+  await db
+    .updateTable('product_categories')
+    .set({ ...changes, updated_at: sql`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Whether the category has children. */
+export async function hasChildren(db: Db, tenantId: string, id: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('product_categories')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('parent_id', '=', id)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Deletes a category. */
+export async function deleteCategory(db: Db, tenantId: string, id: number): Promise<void> {
+  await db.deleteFrom('product_categories').where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+}

@@ -1,0 +1,50 @@
+import type { Kysely } from 'kysely';
+import { findCategoriesByIds } from '../categories/repo.ts';
+import { toCategory } from '../categories/tree.ts';
+import type { CatalogDatabase } from '../db/database.ts';
+import type { Product, Rate } from './model.ts';
+import { findRates, type ProductRow, type RateRow } from './repo.ts';
+
+/** The API shape of a rate row. */
+export function toRate(row: RateRow): Rate {
+  return { id: row.id, sku: row.sku, cost: Number(row.cost), price: Number(row.price), primary: row.is_primary };
+}
+
+/** Groups rate rows by product id, keeping their order. */
+export function ratesByProduct(rows: RateRow[]): Map<number, Rate[]> {
+  const grouped = new Map<number, Rate[]>();
+  for (const row of rows) {
+    const list = grouped.get(row.product_id) ?? [];
+    list.push(toRate(row));
+    grouped.set(row.product_id, list);
+  }
+  return grouped;
+}
+
+/** Turns product rows into API products, loading their rates and categories in two queries. */
+export async function presentProducts(db: Kysely<CatalogDatabase>, tenantId: string, rows: ProductRow[]): Promise<Product[]> {
+  if (rows.length === 0) return [];
+  const [rates, categories] = await Promise.all([
+    findRates(
+      db,
+      rows.map((r) => r.id),
+    ),
+    findCategoriesByIds(db, tenantId, [...new Set(rows.map((r) => r.product_category_id))]),
+  ]);
+  const rateMap = ratesByProduct(rates);
+  const categoryMap = new Map(categories.map((c) => [c.id, toCategory(c)]));
+  return rows.map((row) => ({
+    id: row.id,
+    reference: row.reference,
+    name: row.name,
+    description: row.description,
+    vat_id: row.vat_id,
+    product_category_id: row.product_category_id,
+    services: row.services,
+    stock: row.stock === null ? null : Number(row.stock),
+    rates: rateMap.get(row.id) ?? [],
+    category: categoryMap.get(row.product_category_id) as Product['category'],
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  }));
+}

@@ -1,0 +1,197 @@
+import type { PageRequest } from '@crm/db';
+import { type Kysely, sql } from 'kysely';
+import type { CatalogDatabase } from '../db/database.ts';
+
+type Db = Kysely<CatalogDatabase>;
+
+/** A product row as stored (numeric columns come back as strings). */
+export interface ProductRow {
+  id: number;
+  reference: string;
+  name: string;
+  description: string | null;
+  vat_id: number;
+  product_category_id: number;
+  services: string | null;
+  stock: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A rate row as stored. */
+export interface RateRow {
+  id: number;
+  product_id: number;
+  sku: string;
+  cost: string;
+  price: string;
+  is_primary: boolean;
+}
+
+/** A rate to write, with its primary flag already decided. */
+export interface RateValues {
+  sku: string;
+  cost: number;
+  price: number;
+  primary: boolean;
+}
+
+export interface ProductValues {
+  name: string;
+  description: string | null;
+  vat_id: number;
+  product_category_id: number;
+  services: string | null;
+  stock: number | null;
+}
+
+const productColumns = [
+  'id',
+  'reference',
+  'name',
+  'description',
+  'vat_id',
+  'product_category_id',
+  'services',
+  'stock',
+  'created_at',
+  'updated_at',
+] as const;
+
+/** The tenant's products with any of these references. */
+export function findProductsByReferences(db: Db, tenantId: string, references: string[]): Promise<ProductRow[]> {
+  if (references.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('products')
+    .select(productColumns)
+    .where('tenant_id', '=', tenantId)
+    .where('reference', 'in', references)
+    .orderBy('id')
+    .execute();
+}
+
+/** The tenant's product with this reference, or undefined. */
+export async function findProductByReference(db: Db, tenantId: string, reference: string): Promise<ProductRow | undefined> {
+  const [row] = await findProductsByReferences(db, tenantId, [reference]);
+  return row;
+}
+
+/** The rates of these products, in their list order. */
+export function findRates(db: Db, productIds: number[]): Promise<RateRow[]> {
+  if (productIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('product_rates')
+    .select(['id', 'product_id', 'sku', 'cost', 'price', 'is_primary'])
+    .where('product_id', 'in', productIds)
+    .orderBy('product_id')
+    .orderBy('position')
+    .execute();
+}
+
+/** Escapes LIKE wildcards so `q` is matched literally. */
+function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** One page of the tenant's products and the total count. */
+export async function listProducts(db: Db, tenantId: string, page: PageRequest, filters: { q?: string; categoryId?: number }) {
+  let query = db.selectFrom('products').where('tenant_id', '=', tenantId);
+  if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
+  if (filters.categoryId !== undefined) query = query.where('product_category_id', '=', filters.categoryId);
+  if (filters.q) {
+    const pattern = likePattern(filters.q);
+    query = query.where((eb) => eb.or([eb('name', 'ilike', pattern), eb('reference', 'ilike', pattern)]));
+  }
+  const direction = page.descending ? 'desc' : 'asc';
+  const [count, rows] = await Promise.all([
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    query
+      .select(productColumns)
+      .orderBy(page.sortField as 'id', direction)
+      .orderBy('id', direction)
+      .limit(page.perPage)
+      .offset(page.offset)
+      .execute(),
+  ]);
+  return { total: Number(count.total), rows };
+}
+
+/** The id of the tenant's VAT rate with this percentage, created on first use. */
+export async function ensureVatRate(db: Db, tenantId: string, percentage: number): Promise<number> {
+  const { rows } = await sql<{ id: number }>`
+    insert into vat_rates (tenant_id, percentage) values (${tenantId}, ${percentage})
+    on conflict (tenant_id, percentage) do update set percentage = excluded.percentage
+    returning id`.execute(db);
+  return (rows[0] as { id: number }).id;
+}
+
+/** Inserts a product and returns its id. */
+export async function insertProduct(db: Db, tenantId: string, reference: string, values: ProductValues): Promise<number> {
+  const row = await db
+    .insertInto('products')
+    .values({ tenant_id: tenantId, reference, ...values })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Updates the given fields of a product and bumps updated_at. */
+export async function updateProduct(db: Db, tenantId: string, id: number, changes: Partial<ProductValues>): Promise<void> {
+  await db
+    .updateTable('products')
+    .set({ ...changes, updated_at: sql`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Deletes a product (its rates go with it). */
+export async function deleteProduct(db: Db, tenantId: string, id: number): Promise<void> {
+  await db.deleteFrom('products').where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+}
+
+/**
+ * Makes the product's rates exactly `rates`, in that order: a rate whose sku is already on
+ * the product is updated in place (keeping its id), the others are inserted, the rest deleted.
+ */
+export async function replaceRates(db: Db, tenantId: string, productId: number, rates: RateValues[]): Promise<void> {
+  const skus = rates.map((r) => r.sku);
+  await db
+    .deleteFrom('product_rates')
+    .where('product_id', '=', productId)
+    .where((eb) => eb.not(eb('sku', 'in', skus)))
+    .execute();
+  for (const [position, rate] of rates.entries()) {
+    const values = { cost: rate.cost, price: rate.price, is_primary: rate.primary, position };
+    const updated = await db
+      .updateTable('product_rates')
+      .set(values)
+      .where('product_id', '=', productId)
+      .where('sku', '=', rate.sku)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) {
+      await db
+        .insertInto('product_rates')
+        .values({ tenant_id: tenantId, product_id: productId, sku: rate.sku, ...values })
+        .execute();
+    }
+  }
+}
+
+/** Inserts a new product's rates in one statement, in list order. */
+export async function insertRates(db: Db, tenantId: string, productId: number, rates: RateValues[]): Promise<void> {
+  await db
+    .insertInto('product_rates')
+    .values(
+      rates.map((rate, position) => ({
+        tenant_id: tenantId,
+        product_id: productId,
+        position,
+        sku: rate.sku,
+        cost: rate.cost,
+        price: rate.price,
+        is_primary: rate.primary,
+      })),
+    )
+    .execute();
+}
