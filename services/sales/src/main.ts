@@ -1,4 +1,5 @@
 import { loadOrExit, runService } from '@crm/boot';
+import { createInternalClient } from '@crm/http';
 import { createApp } from './app.ts';
 import { loadSalesConfig } from './config.ts';
 import type { SalesDatabase } from './db/database.ts';
@@ -14,7 +15,8 @@ await runService<SalesDatabase>({
   migrations,
   relay: true,
   async start({ db, logger, readiness }) {
-    const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness });
+    const catalog = createInternalClient({ service: 'catalog', baseUrl: config.CATALOG_URL, token: config.INTERNAL_TOKEN });
+    const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness, catalog });
     return { fetch };
   },
 });

@@ -1,0 +1,174 @@
+import type { PageRequest } from '@crm/db';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { OrderLinesTable, OrderStatesTable, OrdersTable, SalesDatabase } from '../db/database.ts';
+
+type Db = Kysely<SalesDatabase>;
+
+export type OrderRow = Selectable<OrdersTable>;
+export type OrderLineRow = Selectable<OrderLinesTable>;
+export type OrderStateRow = Selectable<OrderStatesTable>;
+
+/** An order row with its lines (by position) and state history (oldest first). */
+export interface StoredOrder {
+  order: OrderRow;
+  lines: OrderLineRow[];
+  states: OrderStateRow[];
+}
+
+/** A line ready to store: a priced snapshot of the catalog product. Decimals are exact strings. */
+export interface NewOrderLine {
+  product_id: number;
+  reference: string;
+  name: string;
+  rate_sku: string | null;
+  cost: string;
+  price: string;
+  discount: string;
+  quantity: string;
+  comment: string | null;
+  description: string | null;
+}
+
+export interface NewOrder {
+  tenant_id: string;
+  reference: string;
+  enterprise_id: number;
+  user_id: number;
+  opportunity_id: number | null;
+  date_limit: string;
+  state: number;
+  comments: string | null;
+  extra_fields: string | null;
+}
+
+export interface OrderChanges {
+  opportunity_id?: number | null;
+  date_limit?: string;
+  state?: number;
+  comments?: string | null;
+  extra_fields?: string | null;
+}
+
+export interface OrderFilters {
+  enterprise_id?: number;
+  state?: number;
+  opportunity_id?: number;
+}
+
+/** Inserts an order row and returns its id. */
+export async function insertOrder(trx: Db, order: NewOrder): Promise<number> {
+  const row = await trx.insertInto('orders').values(order).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Replaces all lines of an order with `lines` (in the given order). */
+export async function replaceOrderLines(trx: Db, orderId: number, lines: NewOrderLine[]): Promise<void> {
+  await trx.deleteFrom('order_lines').where('order_id', '=', orderId).execute();
+  if (lines.length === 0) return;
+  await trx
+    .insertInto('order_lines')
+    .values(lines.map((line, position) => ({ ...line, order_id: orderId, position })))
+    .execute();
+}
+
+/**
+ * Recomputes the stored total from the lines in exact `numeric` arithmetic:
+ * Σ price × quantity × (100 − discount) / 100, rounded to 2 decimals. Returns it as a string.
+ */
+export async function refreshOrderTotal(trx: Db, orderId: number): Promise<string> {
+  const { rows } = await sql<{ total: string }>`
+    update orders set total = (
+      select coalesce(round(sum(price * quantity * (100 - discount) / 100), 2), 0)
+      from order_lines where order_id = ${orderId}
+    ) where id = ${orderId}
+    returning total`.execute(trx);
+  return rows[0]?.total as string;
+}
+
+/** Appends one entry to an order's state history. */
+export async function appendOrderState(trx: Db, orderId: number, state: number, amount: string): Promise<void> {
+  await trx.insertInto('order_states').values({ order_id: orderId, state, amount }).execute();
+}
+
+/** Applies changed columns to an order and bumps `updated_at`. */
+export async function updateOrder(trx: Db, orderId: number, changes: OrderChanges): Promise<void> {
+  await trx
+    .updateTable('orders')
+    .set({ ...changes, updated_at: sql<Date>`now()` })
+    .where('id', '=', orderId)
+    .execute();
+}
+
+/** Deletes an order (its lines and states go with it). */
+export async function deleteOrder(trx: Db, orderId: number): Promise<void> {
+  await trx.deleteFrom('orders').where('id', '=', orderId).execute();
+}
+
+/** The tenant's order with this reference, or undefined; `lock` takes a row lock for an update. */
+export function findOrderRow(db: Db, tenantId: string, reference: string, lock = false) {
+  let query = db.selectFrom('orders').selectAll().where('tenant_id', '=', tenantId).where('reference', '=', reference);
+  if (lock) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+/** Orders with their lines and states, in the order of `rows`. Three queries, whatever the count. */
+export async function withLinesAndStates(db: Db, rows: OrderRow[]): Promise<StoredOrder[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const [lines, states] = await Promise.all([
+    db.selectFrom('order_lines').selectAll().where('order_id', 'in', ids).orderBy('order_id').orderBy('position').execute(),
+    db.selectFrom('order_states').selectAll().where('order_id', 'in', ids).orderBy('order_id').orderBy('id').execute(),
+  ]);
+  const linesOf = groupByOrder(lines);
+  const statesOf = groupByOrder(states);
+  return rows.map((order) => ({ order, lines: linesOf.get(order.id) ?? [], states: statesOf.get(order.id) ?? [] }));
+}
+
+/** Reads full orders by id (inside a transaction, to build the response and the event). */
+export async function loadOrdersById(db: Db, ids: number[]): Promise<StoredOrder[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('orders').selectAll().where('id', 'in', ids).execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return withLinesAndStates(
+    db,
+    ids.map((id) => byId.get(id) as OrderRow),
+  );
+}
+
+/** One page of the tenant's orders and the total count. */
+export async function listOrders(db: Db, tenantId: string, filters: OrderFilters, page: PageRequest) {
+  let query = db.selectFrom('orders').where('tenant_id', '=', tenantId);
+  if (filters.enterprise_id !== undefined) query = query.where('enterprise_id', '=', filters.enterprise_id);
+  if (filters.state !== undefined) query = query.where('state', '=', filters.state);
+  if (filters.opportunity_id !== undefined) query = query.where('opportunity_id', '=', filters.opportunity_id);
+  if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
+  const direction = page.descending ? 'desc' : 'asc';
+  const [count, rows] = await Promise.all([
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    query
+      .selectAll()
+      .orderBy(page.sortField as 'id', direction)
+      .orderBy('id', direction)
+      .limit(page.perPage)
+      .offset(page.offset)
+      .execute(),
+  ]);
+  return { total: Number(count.total), orders: await withLinesAndStates(db, rows) };
+}
+
+/** Which of these opportunity ids exist in the tenant. */
+export async function existingOpportunityIds(db: Db, tenantId: string, ids: number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('opportunities').select('id').where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+function groupByOrder<T extends { order_id: number }>(items: T[]): Map<number, T[]> {
+  const groups = new Map<number, T[]>();
+  for (const item of items) {
+    const group = groups.get(item.order_id);
+    if (group) group.push(item);
+    else groups.set(item.order_id, [item]);
+  }
+  return groups;
+}

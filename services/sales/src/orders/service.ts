@@ -1,0 +1,173 @@
+import type { InternalProduct } from '@crm/contracts';
+import { isUniqueViolation } from '@crm/db';
+import { writeEvents } from '@crm/events';
+import { AppError, type ErrorDetail, type InternalClient, notFound, validationError } from '@crm/http';
+import type { Kysely } from 'kysely';
+import type { SalesDatabase } from '../db/database.ts';
+import { type CallContext, lookupProducts, priceOrderLines } from './lines.ts';
+import type { CreateOrderRequest, Order, UpdateOrderRequest } from './model.ts';
+import { presentOrder } from './present.ts';
+import { issueOrderReference, reserveGivenOrderReference } from './references.ts';
+import * as repo from './repo.ts';
+import { checkExtraFieldsSize, checkOpportunity, resolveOrderParties } from './resolve.ts';
+
+type Db = Kysely<SalesDatabase>;
+
+export interface OrdersDeps {
+  db: Db;
+  catalog: InternalClient;
+}
+
+interface ResolvedCreate {
+  order: Omit<repo.NewOrder, 'reference'> & { reference?: string };
+  lines: repo.NewOrderLine[];
+}
+
+const productsOf = (requests: { products?: { reference: string }[] }[]) =>
+  requests.flatMap((r) => (r.products ?? []).map((line) => line.reference));
+
+async function resolveCreate(
+  deps: OrdersDeps,
+  ctx: CallContext,
+  body: CreateOrderRequest,
+  products: Map<string, InternalProduct>,
+  prefix: string,
+  errors: ErrorDetail[],
+): Promise<ResolvedCreate | undefined> {
+  const before = errors.length;
+  const parties = await resolveOrderParties(deps.db, ctx.tenantId, body, prefix, errors);
+  await checkOpportunity(deps.db, ctx.tenantId, body.opportunity_id, prefix, errors);
+  checkExtraFieldsSize(body.extra_fields, prefix, errors);
+  const priced = priceOrderLines(body.products ?? [], products, prefix);
+  errors.push(...priced.errors);
+  if (errors.length > before || !parties) return undefined;
+  return {
+    order: {
+      tenant_id: ctx.tenantId,
+      reference: body.reference,
+      enterprise_id: parties.enterpriseId,
+      user_id: parties.userId,
+      opportunity_id: body.opportunity_id ?? null,
+      date_limit: body.date_limit,
+      state: body.state,
+      comments: body.comments ?? null,
+      extra_fields: body.extra_fields == null ? null : JSON.stringify(body.extra_fields),
+    },
+    lines: priced.lines,
+  };
+}
+
+/** Inserts one resolved order with its lines and first state entry; returns its id. */
+async function insertResolved(trx: Db, tenantId: string, { order, lines }: ResolvedCreate): Promise<number> {
+  let reference = order.reference;
+  if (reference === undefined) reference = await issueOrderReference(trx, tenantId);
+  else await reserveGivenOrderReference(trx, tenantId, reference);
+  const id = await repo.insertOrder(trx, { ...order, reference });
+  await repo.replaceOrderLines(trx, id, lines);
+  const total = await repo.refreshOrderTotal(trx, id);
+  await repo.appendOrderState(trx, id, order.state, total);
+  return id;
+}
+
+function conflictOnDuplicateReference(error: unknown): never {
+  if (isUniqueViolation(error, 'orders_tenant_reference'))
+    throw new AppError('conflict', 'An order with this reference already exists', [{ field: 'reference', message: 'is already taken' }]);
+  throw error;
+}
+
+/**
+ * Creates orders all-or-nothing: one catalog lookup for every line of every order, every
+ * failing field reported at once (`prefixOf(i)` names the item, e.g. `data[3].`), then one
+ * transaction writing the orders, their lines, states and `order.created` events.
+ */
+export async function createOrders(
+  deps: OrdersDeps,
+  ctx: CallContext,
+  bodies: CreateOrderRequest[],
+  prefixOf: (i: number) => string,
+): Promise<Order[]> {
+  const products = await lookupProducts(deps.catalog, ctx, productsOf(bodies));
+  const errors: ErrorDetail[] = [];
+  const resolved: (ResolvedCreate | undefined)[] = [];
+  for (const [i, body] of bodies.entries()) resolved.push(await resolveCreate(deps, ctx, body, products, prefixOf(i), errors));
+  if (errors.length > 0) throw validationError(errors);
+  return deps.db
+    .transaction()
+    .execute(async (trx) => {
+      const ids: number[] = [];
+      for (const item of resolved) ids.push(await insertResolved(trx, ctx.tenantId, item as ResolvedCreate));
+      const orders = (await repo.loadOrdersById(trx, ids)).map(presentOrder);
+      await writeEvents(
+        trx,
+        orders.map((data) => ({ tenantId: ctx.tenantId, type: 'order.created' as const, data })),
+      );
+      return orders;
+    })
+    .catch(conflictOnDuplicateReference);
+}
+
+async function validateUpdate(deps: OrdersDeps, ctx: CallContext, body: UpdateOrderRequest) {
+  const errors: ErrorDetail[] = [];
+  await checkOpportunity(deps.db, ctx.tenantId, body.opportunity_id, '', errors);
+  checkExtraFieldsSize(body.extra_fields, '', errors);
+  let lines: repo.NewOrderLine[] | undefined;
+  if (body.products !== undefined) {
+    const products = await lookupProducts(deps.catalog, ctx, productsOf([body]));
+    const priced = priceOrderLines(body.products, products, '');
+    errors.push(...priced.errors);
+    lines = priced.lines;
+  }
+  if (errors.length > 0) throw validationError(errors);
+  return lines;
+}
+
+/**
+ * Partial update of an order. `products` replaces every line. A changed `state` appends a
+ * state entry (amount = the new total) and an `order.state_changed` event next to `order.updated`.
+ */
+export async function updateOrder(deps: OrdersDeps, ctx: CallContext, reference: string, body: UpdateOrderRequest): Promise<Order> {
+  if (!(await repo.findOrderRow(deps.db, ctx.tenantId, reference))) throw notFound('Order');
+  const lines = await validateUpdate(deps, ctx, body);
+  return deps.db.transaction().execute(async (trx) => {
+    const current = await repo.findOrderRow(trx, ctx.tenantId, reference, true);
+    if (!current) throw notFound('Order');
+    const { products: _lines, extra_fields, ...fields } = body;
+    const changes: repo.OrderChanges = { ...fields };
+    if (extra_fields !== undefined) changes.extra_fields = extra_fields === null ? null : JSON.stringify(extra_fields);
+    await repo.updateOrder(trx, current.id, changes);
+    let total = current.total;
+    if (lines) {
+      await repo.replaceOrderLines(trx, current.id, lines);
+      total = await repo.refreshOrderTotal(trx, current.id);
+    }
+    const stateChanged = body.state !== undefined && body.state !== current.state;
+    if (stateChanged) await repo.appendOrderState(trx, current.id, body.state as number, total);
+    const [stored] = await repo.loadOrdersById(trx, [current.id]);
+    const order = presentOrder(stored as repo.StoredOrder);
+    await writeEvents(trx, [
+      { tenantId: ctx.tenantId, type: 'order.updated', data: order },
+      ...(stateChanged
+        ? [{ tenantId: ctx.tenantId, type: 'order.state_changed' as const, data: { ...order, previous_state: current.state } }]
+        : []),
+    ]);
+    return order;
+  });
+}
+
+/** Deletes an order and writes `order.deleted` ({ id, reference }) in the same transaction. */
+export async function deleteOrderByReference(deps: OrdersDeps, tenantId: string, reference: string): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    const current = await repo.findOrderRow(trx, tenantId, reference, true);
+    if (!current) throw notFound('Order');
+    await repo.deleteOrder(trx, current.id);
+    await writeEvents(trx, [{ tenantId, type: 'order.deleted', data: { id: current.id, reference: current.reference } }]);
+  });
+}
+
+/** The tenant's order with this reference, or 404. */
+export async function getOrder(db: Db, tenantId: string, reference: string): Promise<Order> {
+  const row = await repo.findOrderRow(db, tenantId, reference);
+  if (!row) throw notFound('Order');
+  const [stored] = await repo.withLinesAndStates(db, [row]);
+  return presentOrder(stored as repo.StoredOrder);
+}
