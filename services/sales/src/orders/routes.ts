@@ -22,7 +22,7 @@ const OrderListQuery = listQueryWith({
   state: t.Optional(t.Integer({ description: 'Only orders in this state' })),
   opportunity_id: t.Optional(t.Integer({ description: 'Only orders of this opportunity' })),
 });
-const ReferenceParams = t.Object({ reference: t.String({ description: 'The order reference (URL-encoded)' }) });
+const ReferenceParams = t.Object({ reference: t.String({ description: 'The order reference, URL-encoded' }) });
 
 const UPDATE_DESCRIPTION =
   'Partial update: omitted fields are kept, `null` clears a nullable field. `products` replaces every line. ' +
@@ -38,7 +38,7 @@ interface UpdateContext {
 /** Orders (contract §13): CRUD and batch create under /v1/orders. */
 export function ordersRoutes(deps: OrdersDeps) {
   const update = ({ params, body, tenantId, requestId }: UpdateContext) =>
-    updateOrder(deps, { tenantId, requestId }, decodeURIComponent(params.reference), body).then((data) => ({ data }));
+    updateOrder(deps, { tenantId, requestId }, params.reference, body).then((data) => ({ data }));
   const updateHook = {
     params: ReferenceParams,
     body: UpdateOrderRequest,
@@ -94,11 +94,11 @@ export function ordersRoutes(deps: OrdersDeps) {
         detail: { summary: 'List orders', tags, description: `Sortable by ${SORTABLE.join(', ')}.` },
       },
     )
-    .get(
-      '/v1/orders/:reference',
-      async ({ params, tenantId }) => ({ data: await getOrder(deps.db, tenantId, decodeURIComponent(params.reference)) }),
-      { params: ReferenceParams, response: { 200: OrderEnvelope }, detail: { summary: 'Get an order', tags } },
-    )
+    .get('/v1/orders/:reference', async ({ params, tenantId }) => ({ data: await getOrder(deps.db, tenantId, params.reference) }), {
+      params: ReferenceParams,
+      response: { 200: OrderEnvelope },
+      detail: { summary: 'Get an order', tags },
+    })
     .put('/v1/orders/:reference', update, { ...updateHook, detail: { summary: 'Update an order', tags, description: UPDATE_DESCRIPTION } })
     .patch('/v1/orders/:reference', update, {
       ...updateHook,
@@ -107,7 +107,7 @@ export function ordersRoutes(deps: OrdersDeps) {
     .delete(
       '/v1/orders/:reference',
       async ({ params, tenantId }) => {
-        await deleteOrderByReference(deps, tenantId, decodeURIComponent(params.reference));
+        await deleteOrderByReference(deps, tenantId, params.reference);
         return { deleted: true };
       },
       { params: ReferenceParams, response: { 200: Deleted }, detail: { summary: 'Delete an order', tags } },
