@@ -20,12 +20,18 @@ const categoryFields = {
 export const ProductCategory = t.Object(categoryFields);
 export type ProductCategory = Static<typeof ProductCategory>;
 
-/** A product category with its whole subtree in `children`. */
-export const ProductCategoryTree = t.Recursive(
-  (self) => t.Object({ ...categoryFields, children: t.Array(self, { description: 'direct children, each with its own subtree' }) }),
-  { $id: 'ProductCategoryTree' },
-);
 export type ProductCategoryTree = ProductCategory & { children: ProductCategoryTree[] };
+
+/**
+ * A product category with its whole subtree in `children`. Wrapped in Unsafe only to give
+ * TypeScript the recursive type (Elysia infers `children: never[]` from t.Recursive).
+ */
+export const ProductCategoryTree = t.Unsafe<ProductCategoryTree>(
+  t.Recursive(
+    (self) => t.Object({ ...categoryFields, children: t.Array(self, { description: 'direct children, each with its own subtree' }) }),
+    { $id: 'ProductCategoryTree' },
+  ),
+);
 
 export const CreateCategoryBody = t.Object({
   name: Name,

@@ -70,10 +70,15 @@ export function findProductsByReferences(db: Db, tenantId: string, references: s
     .execute();
 }
 
-/** The tenant's product with this reference, or undefined. */
-export async function findProductByReference(db: Db, tenantId: string, reference: string): Promise<ProductRow | undefined> {
-  const [row] = await findProductsByReferences(db, tenantId, [reference]);
-  return row;
+/** The tenant's product with this reference, or undefined; `lock` holds its row until the transaction ends. */
+export function findProductByReference(
+  db: Db,
+  tenantId: string,
+  reference: string,
+  { lock = false } = {},
+): Promise<ProductRow | undefined> {
+  const query = db.selectFrom('products').select(productColumns).where('tenant_id', '=', tenantId).where('reference', '=', reference);
+  return (lock ? query.forUpdate() : query).executeTakeFirst();
 }
 
 /** The rates of these products, in their list order. */
@@ -194,4 +199,22 @@ export async function insertRates(db: Db, tenantId: string, productId: number, r
       })),
     )
     .execute();
+}
+
+/** Which of these references the tenant's products already use. */
+export async function takenReferences(db: Db, tenantId: string, references: string[]): Promise<Set<string>> {
+  const rows = await findProductsByReferences(db, tenantId, references);
+  return new Set(rows.map((r) => r.reference));
+}
+
+/** The product owning each of these skus in the tenant (skus nobody uses are absent). */
+export async function skuOwners(db: Db, tenantId: string, skus: string[]): Promise<Map<string, number>> {
+  if (skus.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('product_rates')
+    .select(['sku', 'product_id'])
+    .where('tenant_id', '=', tenantId)
+    .where('sku', 'in', skus)
+    .execute();
+  return new Map(rows.map((r) => [r.sku, r.product_id]));
 }

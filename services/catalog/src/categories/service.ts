@@ -1,0 +1,117 @@
+import { isForeignKeyViolation, isUniqueViolation, type PageRequest } from '@crm/db';
+import { writeEvent } from '@crm/events';
+import { AppError, notFound, validationError } from '@crm/http';
+import type { Kysely } from 'kysely';
+import type { CatalogDatabase } from '../db/database.ts';
+import type { CreateCategoryBody, ProductCategoryTree, UpdateCategoryBody } from './model.ts';
+import {
+  deleteCategory,
+  findCategoriesByReferences,
+  findCategoryById,
+  findSubtrees,
+  hasChildren,
+  insertCategory,
+  isSelfOrDescendant,
+  listRootIds,
+  lockCategoryTree,
+  updateCategory,
+} from './repo.ts';
+import { assembleTrees } from './tree.ts';
+
+type Db = Kysely<CatalogDatabase>;
+
+const referenceTaken = (reference: string) =>
+  new AppError('conflict', `reference ${reference} is already used by another product category`, [
+    { field: 'reference', message: `${reference} is already used by another product category` },
+  ]);
+
+/** Runs a category write under the tenant's tree lock; late unique or foreign-key violations become 409. */
+async function inTreeTransaction<T>(db: Db, tenantId: string, work: (trx: Db) => Promise<T>): Promise<T> {
+  try {
+    return await db.transaction().execute(async (trx) => {
+      await lockCategoryTree(trx, tenantId);
+      return work(trx);
+    });
+  } catch (error) {
+    if (isUniqueViolation(error, 'product_categories_tenant_reference'))
+      throw new AppError('conflict', 'reference is already used by another product category');
+    if (isForeignKeyViolation(error)) throw new AppError('conflict', 'The product category is in use by products or child categories');
+    throw error;
+  }
+}
+
+/** A category with its whole subtree (one query at any depth); 404 when the tenant has none with this id. */
+export async function getCategoryTree(db: Db, tenantId: string, id: number): Promise<ProductCategoryTree> {
+  const [tree] = assembleTrees(await findSubtrees(db, tenantId, [id]), [id]);
+  if (!tree) throw notFound('Product category');
+  return tree;
+}
+
+/** One page of root categories, each with its full subtree (two queries for the page, one for all trees). */
+export async function listCategoryTrees(db: Db, tenantId: string, page: PageRequest) {
+  const { total, ids } = await listRootIds(db, tenantId, page);
+  return { total, trees: assembleTrees(await findSubtrees(db, tenantId, ids), ids) };
+}
+
+/** The parent id a request asks for (0 and null mean root); 422 on `parent_id` when it is not the tenant's category. */
+async function resolveParent(trx: Db, tenantId: string, parentId: number | null): Promise<number | null> {
+  if (!parentId) return null;
+  if (!(await findCategoryById(trx, tenantId, parentId)))
+    throw validationError([{ field: 'parent_id', message: 'is not a product category of this account' }]);
+  return parentId;
+}
+
+async function ensureReferenceFree(trx: Db, tenantId: string, reference: string): Promise<void> {
+  if ((await findCategoriesByReferences(trx, tenantId, [reference])).length > 0) throw referenceTaken(reference);
+}
+
+/** Creates a category (root unless `parent_id` names one) and records product_category.created. */
+export async function createCategory(db: Db, tenantId: string, body: CreateCategoryBody): Promise<ProductCategoryTree> {
+  return inTreeTransaction(db, tenantId, async (trx) => {
+    const parentId = await resolveParent(trx, tenantId, body.parent_id ?? null);
+    await ensureReferenceFree(trx, tenantId, body.reference);
+    const id = await insertCategory(trx, tenantId, { name: body.name, reference: body.reference, parentId });
+    const category = await getCategoryTree(trx, tenantId, id);
+    await writeEvent(trx, { tenantId, type: 'product_category.created', data: category });
+    return category;
+  });
+}
+
+/** The new parent of a move: 422 when it is unknown, the category itself or one of its descendants. */
+async function resolveMove(trx: Db, tenantId: string, id: number, parentId: number | null): Promise<number | null> {
+  const parent = await resolveParent(trx, tenantId, parentId);
+  if (parent !== null && (await isSelfOrDescendant(trx, tenantId, id, parent)))
+    throw validationError([{ field: 'parent_id', message: 'cannot be the category itself or one of its descendants' }]);
+  return parent;
+}
+
+/** Renames, re-references and/or moves a category; records product_category.updated with its subtree. */
+export async function updateCategoryById(db: Db, tenantId: string, id: number, body: UpdateCategoryBody): Promise<ProductCategoryTree> {
+  return inTreeTransaction(db, tenantId, async (trx) => {
+    const current = await findCategoryById(trx, tenantId, id);
+    if (!current) throw notFound('Product category');
+    const changes: { name?: string; reference?: string; parent_id?: number | null } = {};
+    if (body.parent_id !== undefined) changes.parent_id = await resolveMove(trx, tenantId, id, body.parent_id);
+    if (body.reference !== undefined && body.reference !== current.reference) {
+      await ensureReferenceFree(trx, tenantId, body.reference);
+      changes.reference = body.reference;
+    }
+    if (body.name !== undefined) changes.name = body.name;
+    await updateCategory(trx, tenantId, id, changes);
+    const category = await getCategoryTree(trx, tenantId, id);
+    await writeEvent(trx, { tenantId, type: 'product_category.updated', data: category });
+    return category;
+  });
+}
+
+/** Deletes a childless category without products (else 409) and records product_category.deleted. */
+export async function deleteCategoryById(db: Db, tenantId: string, id: number): Promise<void> {
+  await inTreeTransaction(db, tenantId, async (trx) => {
+    const current = await findCategoryById(trx, tenantId, id);
+    if (!current) throw notFound('Product category');
+    if (current.has_products) throw new AppError('conflict', 'The product category still has products');
+    if (await hasChildren(trx, tenantId, id)) throw new AppError('conflict', 'The product category still has child categories');
+    await deleteCategory(trx, tenantId, id);
+    await writeEvent(trx, { tenantId, type: 'product_category.deleted', data: { id, reference: current.reference } });
+  });
+}

@@ -1,0 +1,93 @@
+import { writeEvents } from '@crm/events';
+import { validationError } from '@crm/http';
+import type { Kysely } from 'kysely';
+import type { CatalogDatabase } from '../db/database.ts';
+import type { CreateProductBody, Product } from './model.ts';
+import { presentProducts } from './present.ts';
+import {
+  ensureVatRate,
+  findProductsByReferences,
+  insertProduct,
+  insertRates,
+  type ProductValues,
+  skuOwners,
+  takenReferences,
+} from './repo.ts';
+import { normaliseRates, primaryRateErrors, repeatedAcrossItems, skuFields } from './rules.ts';
+import { conflictError, inTransaction, resolveCategories } from './writes.ts';
+
+type Db = Kysely<CatalogDatabase>;
+
+/** Checks new products (422 first, then 409) and returns each one's category id and stored rates. */
+async function prepareNewProducts(db: Db, tenantId: string, items: CreateProductBody[], prefixOf: (i: number) => string) {
+  const { ids, errors } = await resolveCategories(
+    db,
+    tenantId,
+    items.map((item, i) => ({ field: `${prefixOf(i)}product_category_ref`, value: item.product_category_ref })),
+  );
+  const skus = items.flatMap((item, i) => skuFields(item.rates, prefixOf(i)));
+  const references = items.map((item, i) => ({ field: `${prefixOf(i)}reference`, value: item.reference }));
+  errors.push(...items.flatMap((item, i) => primaryRateErrors(item.rates, prefixOf(i))));
+  errors.push(...repeatedAcrossItems(references), ...repeatedAcrossItems(skus));
+  if (errors.length > 0) throw validationError(errors);
+  const taken = await takenReferences(
+    db,
+    tenantId,
+    references.map((r) => r.value),
+  );
+  const owners = await skuOwners(
+    db,
+    tenantId,
+    skus.map((s) => s.value),
+  );
+  const conflicts = [
+    ...references
+      .filter((r) => taken.has(r.value))
+      .map((r) => ({ field: r.field, message: `${r.value} is already used by another product` })),
+    ...skus.filter((s) => owners.has(s.value)).map((s) => ({ field: s.field, message: `${s.value} is already used by another product` })),
+  ];
+  if (conflicts.length > 0) throw conflictError(conflicts);
+  return items.map((item) => ({ item, categoryId: ids.get(item.product_category_ref) as number, rates: normaliseRates(item.rates) }));
+}
+
+/** Creates products all-or-nothing, each with a product.created event; returns them in order. */
+export async function createProducts(
+  db: Db,
+  tenantId: string,
+  items: CreateProductBody[],
+  prefixOf: (i: number) => string,
+): Promise<Product[]> {
+  return inTransaction(db, async (trx) => {
+    const prepared = await prepareNewProducts(trx, tenantId, items, prefixOf);
+    const vatIds = new Map<number, number>();
+    const created = [];
+    for (const { item, categoryId, rates } of prepared) {
+      const vatId = vatIds.get(item.vat) ?? (await ensureVatRate(trx, tenantId, item.vat));
+      vatIds.set(item.vat, vatId);
+      const values: ProductValues = {
+        name: item.name,
+        description: item.description ?? null,
+        vat_id: vatId,
+        product_category_id: categoryId,
+        services: item.services ?? null,
+        stock: item.stock ?? null,
+      };
+      const id = await insertProduct(trx, tenantId, item.reference, values);
+      await insertRates(trx, tenantId, id, rates);
+      created.push(item.reference);
+    }
+    const products = await loadInOrder(trx, tenantId, created);
+    await writeEvents(
+      trx,
+      products.map((data) => ({ tenantId, type: 'product.created' as const, data })),
+    );
+    return products;
+  });
+}
+
+/** Presents products in the order of these references. */
+export async function loadInOrder(db: Db, tenantId: string, references: string[]): Promise<Product[]> {
+  const products = await presentProducts(db, tenantId, await findProductsByReferences(db, tenantId, references));
+  const byReference = new Map(products.map((p) => [p.reference, p]));
+  return references.map((r) => byReference.get(r) as Product);
+}

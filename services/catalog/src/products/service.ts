@@ -1,0 +1,89 @@
+import type { PageRequest } from '@crm/db';
+import { writeEvent } from '@crm/events';
+import { notFound, validationError } from '@crm/http';
+import type { Kysely } from 'kysely';
+import type { CatalogDatabase } from '../db/database.ts';
+import type { Product, UpdateProductBody } from './model.ts';
+import { presentProducts } from './present.ts';
+import {
+  deleteProduct,
+  ensureVatRate,
+  findProductByReference,
+  listProducts,
+  type ProductValues,
+  replaceRates,
+  skuOwners,
+  updateProduct,
+} from './repo.ts';
+import { normaliseRates, primaryRateErrors, repeatedAcrossItems, skuFields } from './rules.ts';
+import { conflictError, inTransaction, resolveCategories } from './writes.ts';
+
+type Db = Kysely<CatalogDatabase>;
+
+/** The tenant's product with this reference, as the API returns it; 404 when there is none. */
+export async function getProduct(db: Db, tenantId: string, reference: string): Promise<Product> {
+  const row = await findProductByReference(db, tenantId, reference);
+  if (!row) throw notFound('Product');
+  return (await presentProducts(db, tenantId, [row]))[0] as Product;
+}
+
+/** One page of the tenant's products as the API returns them. */
+export async function listProductPage(db: Db, tenantId: string, page: PageRequest, filters: { q?: string; categoryId?: number }) {
+  const { total, rows } = await listProducts(db, tenantId, page, filters);
+  return { total, products: await presentProducts(db, tenantId, rows) };
+}
+
+/** The stored changes of a partial update; the category is resolved by the caller. */
+async function productChanges(trx: Db, tenantId: string, body: UpdateProductBody, categoryId: number | undefined) {
+  const changes: Partial<ProductValues> = {};
+  if (body.name !== undefined) changes.name = body.name;
+  if (body.description !== undefined) changes.description = body.description;
+  if (body.services !== undefined) changes.services = body.services;
+  if (body.stock !== undefined) changes.stock = body.stock;
+  if (categoryId !== undefined) changes.product_category_id = categoryId;
+  if (body.vat !== undefined) changes.vat_id = await ensureVatRate(trx, tenantId, body.vat);
+  return changes;
+}
+
+/** Checks a partial update (422, then 409 for skus of other products); returns the new category id, if any. */
+async function checkUpdate(trx: Db, tenantId: string, productId: number, body: UpdateProductBody) {
+  const refs = body.product_category_ref === undefined ? [] : [{ field: 'product_category_ref', value: body.product_category_ref }];
+  const { ids, errors } = await resolveCategories(trx, tenantId, refs);
+  const skus = body.rates ? skuFields(body.rates, '') : [];
+  if (body.rates) errors.push(...primaryRateErrors(body.rates, ''), ...repeatedAcrossItems(skus));
+  if (errors.length > 0) throw validationError(errors);
+  const owners = await skuOwners(
+    trx,
+    tenantId,
+    skus.map((s) => s.value),
+  );
+  const conflicts = skus
+    .filter((s) => owners.has(s.value) && owners.get(s.value) !== productId)
+    .map((s) => ({ field: s.field, message: `${s.value} is already used by another product` }));
+  if (conflicts.length > 0) throw conflictError(conflicts);
+  return body.product_category_ref === undefined ? undefined : ids.get(body.product_category_ref);
+}
+
+/** Partially updates a product (rates, when given, replace the list) and records product.updated. */
+export async function updateProductByReference(db: Db, tenantId: string, reference: string, body: UpdateProductBody): Promise<Product> {
+  return inTransaction(db, async (trx) => {
+    const row = await findProductByReference(trx, tenantId, reference, { lock: true });
+    if (!row) throw notFound('Product');
+    const categoryId = await checkUpdate(trx, tenantId, row.id, body);
+    await updateProduct(trx, tenantId, row.id, await productChanges(trx, tenantId, body, categoryId));
+    if (body.rates) await replaceRates(trx, tenantId, row.id, normaliseRates(body.rates));
+    const product = await getProduct(trx, tenantId, reference);
+    await writeEvent(trx, { tenantId, type: 'product.updated', data: product });
+    return product;
+  });
+}
+
+/** Deletes a product and its rates and records product.deleted `{ id, reference }`. */
+export async function deleteProductByReference(db: Db, tenantId: string, reference: string): Promise<void> {
+  await inTransaction(db, async (trx) => {
+    const row = await findProductByReference(trx, tenantId, reference, { lock: true });
+    if (!row) throw notFound('Product');
+    await deleteProduct(trx, tenantId, row.id);
+    await writeEvent(trx, { tenantId, type: 'product.deleted', data: { id: row.id, reference: row.reference } });
+  });
+}
