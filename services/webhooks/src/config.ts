@@ -4,7 +4,23 @@ export const WebhooksEnv = Type.Object({
   ...commonServiceEnv,
   WEBHOOKS_PORT: Port(8084),
   WEBHOOK_ALLOWED_NETS: Type.String({ default: '', description: 'Comma-separated CIDRs allowed as webhook targets despite being private' }),
+  WEBHOOK_RETRY_SCHEDULE: Type.String({
+    pattern: '^\\s*\\d+(\\.\\d+)?\\s*(,\\s*\\d+(\\.\\d+)?\\s*)*$',
+    default: '5,300,1800,7200,18000,36000,36000',
+    description: 'Seconds to wait before each retry after a failed attempt (contract §16); its length is the number of retries',
+  }),
+  WEBHOOK_RETRY_JITTER: Type.Number({ minimum: 0, maximum: 1, default: 0.2, description: 'Random ± fraction applied to each retry delay' }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000, description: 'Per-attempt timeout (connect + response)' }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, default: 32, description: 'Deliveries in flight per webhooks process' }),
+  WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, default: 500, description: 'How often the delivery worker looks for due tasks when idle' }),
 });
+
+export type WebhooksConfig = ReturnType<typeof loadWebhooksConfig>;
 
 /** Webhooks configuration, parsed once from the environment. */
 export const loadWebhooksConfig = (env: Record<string, string | undefined> = process.env) => loadConfig(WebhooksEnv, env);
+
+/** The retry schedule in milliseconds, from `WEBHOOK_RETRY_SCHEDULE` (seconds, comma-separated). */
+export function retryScheduleMs(schedule: string): number[] {
+  return schedule.split(',').map((s) => Math.round(Number(s.trim()) * 1000));
+}

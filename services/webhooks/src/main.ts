@@ -1,10 +1,14 @@
 import { loadOrExit, runService } from '@crm/boot';
 import { createApp } from './app.ts';
-import { loadWebhooksConfig } from './config.ts';
+import { loadWebhooksConfig, retryScheduleMs } from './config.ts';
 import type { WebhooksDatabase } from './db/database.ts';
 import { migrations } from './db/migrations/index.ts';
+import { startEventIngest } from './ingest/consumer.ts';
+import { parseAllowedNets } from './ssrf/address-policy.ts';
+import { startDeliveryWorker } from './worker/delivery-worker.ts';
 
 const config = loadOrExit('webhooks', () => loadWebhooksConfig());
+const allowedNets = loadOrExit('webhooks', () => parseAllowedNets(config.WEBHOOK_ALLOWED_NETS));
 
 await runService<WebhooksDatabase>({
   name: 'webhooks',
@@ -13,8 +17,26 @@ await runService<WebhooksDatabase>({
   config,
   migrations,
   relay: true,
-  async start({ db, logger, readiness }) {
-    const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness });
-    return { fetch };
+  async start({ db, nc, logger, readiness }) {
+    const worker = startDeliveryWorker({
+      db,
+      logger,
+      allowedNets,
+      retryScheduleMs: retryScheduleMs(config.WEBHOOK_RETRY_SCHEDULE),
+      jitter: config.WEBHOOK_RETRY_JITTER,
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      concurrency: config.WEBHOOK_CONCURRENCY,
+      pollMs: config.WEBHOOK_POLL_MS,
+    });
+    const ingest = startEventIngest({
+      db,
+      nc,
+      stream: config.EVENTS_STREAM,
+      subjectPrefix: config.EVENTS_SUBJECT_PREFIX,
+      logger,
+      onQueued: worker.wake,
+    });
+    const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness, allowedNets, onQueued: worker.wake });
+    return { fetch, background: [ingest, worker] };
   },
 });

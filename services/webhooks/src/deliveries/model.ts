@@ -1,0 +1,49 @@
+import { listQueryWith } from '@crm/db';
+import { t } from 'elysia';
+import type { Selectable } from 'kysely';
+import type { DeliveryAttemptsTable } from '../db/database.ts';
+
+export const Delivery = t.Object(
+  {
+    id: t.Integer(),
+    event_id: t.String({ description: 'Also the `webhook-id` header of every attempt' }),
+    event_type: t.String(),
+    attempt: t.Integer({ description: 'Attempt number for this event and endpoint, from 1' }),
+    status: t.Union([t.Literal('pending'), t.Literal('delivered'), t.Literal('failed')], {
+      description:
+        '`delivered`: this attempt got a 2xx. `pending`: not made yet, or failed with another attempt due at `next_attempt_at`. `failed`: failed and no attempt follows.',
+    }),
+    status_code: t.Union([t.Integer(), t.Null()], { description: 'null on a network error or timeout, and before the attempt' }),
+    error: t.Union([t.String(), t.Null()]),
+    response_excerpt: t.Union([t.String(), t.Null()], { description: 'At most the first 2 KB of the answer' }),
+    duration_ms: t.Union([t.Integer(), t.Null()]),
+    created_at: t.String({ format: 'date-time' }),
+    next_attempt_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+  },
+  { description: 'One delivery attempt of one event to one endpoint' },
+);
+export type Delivery = typeof Delivery.static;
+
+export const DeliveryListQuery = listQueryWith({
+  event_id: t.Optional(t.String({ description: 'Only attempts for this event' })),
+  status: t.Optional(t.Union([t.Literal('pending'), t.Literal('delivered'), t.Literal('failed')])),
+});
+
+export const DeliveryParams = t.Object({ id: t.String(), delivery_id: t.String() });
+
+/** The API view of an attempt row. */
+export function toDelivery(row: Selectable<DeliveryAttemptsTable>): Delivery {
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    attempt: row.attempt,
+    status: row.status,
+    status_code: row.status_code,
+    error: row.error,
+    response_excerpt: row.response_excerpt,
+    duration_ms: row.duration_ms,
+    created_at: row.created_at.toISOString(),
+    next_attempt_at: row.next_attempt_at?.toISOString() ?? null,
+  };
+}

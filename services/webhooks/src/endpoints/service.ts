@@ -1,0 +1,127 @@
+import { newEventId } from '@crm/contracts';
+import { AppError, type ErrorDetail, notFound, validationError } from '@crm/http';
+import type { Kysely } from 'kysely';
+import type { WebhooksDatabase } from '../db/database.ts';
+import { storeTestEvent } from '../ingest/event-store.ts';
+import { newEndpointSecret } from '../signing/signature.ts';
+import type { Network } from '../ssrf/cidr.ts';
+import { targetRefusal } from '../ssrf/target-guard.ts';
+import { isKnownEventType } from './event-catalog.ts';
+import type { CreateWebhook, UpdateWebhook } from './model.ts';
+import * as repo from './repo.ts';
+
+export interface EndpointServiceDeps {
+  db: Kysely<WebhooksDatabase>;
+  allowedNets: Network[];
+  /** Wakes the local delivery worker after a test event is queued. */
+  onQueued: () => void;
+}
+
+/** How long a rotated-out secret keeps signing alongside the new one. */
+export const SECRET_GRACE_MS = 24 * 3600 * 1000;
+
+async function urlProblems(raw: string, allowedNets: Network[]): Promise<string | undefined> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'must be an absolute http(s) URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
+  if (url.username || url.password) return 'must not contain credentials';
+  return targetRefusal(url, allowedNets);
+}
+
+/** Checks url and events of a create or update body; collects every failing field. */
+async function checkWebhookInput(input: { url?: string; events?: string[] }, allowedNets: Network[]): Promise<void> {
+  const details: ErrorDetail[] = [];
+  if (input.url !== undefined) {
+    const problem = await urlProblems(input.url, allowedNets);
+    if (problem) details.push({ field: 'url', message: problem });
+  }
+  input.events?.forEach((type, i) => {
+    if (type !== '*' && !isKnownEventType(type)) {
+      details.push({ field: `events[${i}]`, message: `is not a known event type (see GET /webhooks/event-types)` });
+    }
+  });
+  if (details.length > 0) throw validationError(details);
+}
+
+/** `["*"]` when all types are wanted, else the distinct types in the given order. */
+function normalizeEvents(events: string[] | undefined): string[] | undefined {
+  if (events === undefined) return undefined;
+  return events.includes('*') ? ['*'] : [...new Set(events)];
+}
+
+/** Parses a path id; anything but a positive integer is a missing webhook. */
+export function webhookId(raw: string): number {
+  if (!/^\d{1,15}$/.test(raw)) throw notFound('Webhook');
+  return Number(raw);
+}
+
+/** Registers an endpoint with a fresh secret. */
+export async function createWebhook(deps: EndpointServiceDeps, tenantId: string, body: CreateWebhook) {
+  await checkWebhookInput(body, deps.allowedNets);
+  return repo.insertEndpoint(deps.db, {
+    tenant_id: tenantId,
+    url: body.url,
+    description: body.description ?? null,
+    events: normalizeEvents(body.events) ?? ['*'],
+    enabled: body.enabled ?? true,
+    disabled_reason: null,
+    secret: newEndpointSecret(),
+    previous_secret: null,
+    previous_secret_expires_at: null,
+  });
+}
+
+/** The tenant's endpoint, or 404. */
+export async function getWebhook(deps: EndpointServiceDeps, tenantId: string, id: number) {
+  const row = await repo.findEndpoint(deps.db, tenantId, id);
+  if (!row) throw notFound('Webhook');
+  return row;
+}
+
+/** Partial update; enabling clears the reason the service disabled it. */
+export async function updateWebhook(deps: EndpointServiceDeps, tenantId: string, id: number, body: UpdateWebhook) {
+  await checkWebhookInput(body, deps.allowedNets);
+  const changes = {
+    ...(body.url !== undefined ? { url: body.url } : {}),
+    ...(body.events !== undefined ? { events: normalizeEvents(body.events) } : {}),
+    ...(body.description !== undefined ? { description: body.description } : {}),
+    ...(body.enabled !== undefined ? { enabled: body.enabled, disabled_reason: null } : {}),
+  };
+  const row = await repo.updateEndpoint(deps.db, tenantId, id, changes);
+  if (!row) throw notFound('Webhook');
+  return row;
+}
+
+/** Deletes an endpoint with its queued deliveries and log. */
+export async function deleteWebhook(deps: EndpointServiceDeps, tenantId: string, id: number) {
+  if (!(await repo.deleteEndpoint(deps.db, tenantId, id))) throw notFound('Webhook');
+}
+
+/** A new secret; the old one keeps signing alongside it for 24 h. */
+export async function rotateWebhookSecret(deps: EndpointServiceDeps, tenantId: string, id: number) {
+  const row = await repo.rotateEndpointSecret(deps.db, tenantId, id, newEndpointSecret(), new Date(Date.now() + SECRET_GRACE_MS));
+  if (!row) throw notFound('Webhook');
+  return row.secret;
+}
+
+/** 409 when the endpoint is disabled: nothing would be sent until it is enabled again. */
+export function assertEnabled(endpoint: { enabled: boolean }): void {
+  if (!endpoint.enabled) throw new AppError('conflict', 'Webhook is disabled; enable it with PUT { "enabled": true } first');
+}
+
+/** Queues a `webhook.test` event for this endpoint only; returns its id. */
+export async function sendTestEvent(deps: EndpointServiceDeps, tenantId: string, id: number) {
+  const endpoint = await getWebhook(deps, tenantId, id);
+  assertEnabled(endpoint);
+  const eventId = newEventId();
+  await storeTestEvent(deps.db, tenantId, endpoint.id, {
+    id: eventId,
+    data: { webhook_id: endpoint.id, message: 'This is a test event from the CRM API.' },
+  });
+  deps.onQueued();
+  return eventId;
+}

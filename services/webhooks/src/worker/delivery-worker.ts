@@ -1,0 +1,123 @@
+import type { Logger } from '@crm/http';
+import type { Kysely } from 'kysely';
+import type { WebhooksDatabase } from '../db/database.ts';
+import type { Network } from '../ssrf/cidr.ts';
+import { sendWebhook } from './http-sender.ts';
+import { judgeAttempt, nextRetryDelayMs } from './retry-policy.ts';
+import { type AttemptRecord, type ClaimedTask, claimDueTasks, recordAttempt } from './task-queue.ts';
+import { buildWebhookRequest } from './webhook-request.ts';
+
+export interface DeliveryWorkerOptions {
+  db: Kysely<WebhooksDatabase>;
+  logger: Logger;
+  allowedNets: Network[];
+  retryScheduleMs: number[];
+  jitter: number;
+  timeoutMs: number;
+  concurrency: number;
+  pollMs: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Makes one attempt for a claimed task and turns its result into a log record. */
+async function attemptDelivery(task: ClaimedTask, options: DeliveryWorkerOptions): Promise<AttemptRecord> {
+  const { body, headers } = buildWebhookRequest(task);
+  const result = await sendWebhook({ url: task.url, headers, body, timeoutMs: options.timeoutMs, allowedNets: options.allowedNets });
+  const base = { statusCode: result.statusCode, error: result.error, excerpt: result.excerpt, durationMs: result.durationMs };
+  const verdict = judgeAttempt(result);
+  if (verdict === 'delivered') return { ...base, status: 'delivered', nextAttemptAt: null };
+  if (verdict === 'gone') {
+    return {
+      ...base,
+      status: 'failed',
+      nextAttemptAt: null,
+      disableReason: 'The endpoint answered 410 Gone; re-enable it with PUT enabled=true',
+    };
+  }
+  const error =
+    result.error ??
+    (result.statusCode !== null && result.statusCode >= 300 && result.statusCode < 400 ? 'redirects are not followed' : null);
+  const delay = nextRetryDelayMs(task.attempts + 1, options.retryScheduleMs, options.jitter, result.retryAfter);
+  if (delay === undefined) return { ...base, error, status: 'failed', nextAttemptAt: null };
+  return { ...base, error, status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
+}
+
+/**
+ * The delivery loop: keeps up to `concurrency` attempts in flight, claiming due tasks as slots
+ * free up; idles until `wake()` (new tasks queued locally) or the poll interval.
+ */
+export function startDeliveryWorker(options: DeliveryWorkerOptions) {
+  const { db, logger, concurrency, pollMs } = options;
+  const leaseMs = options.timeoutMs * 2 + 30_000;
+  let stopped = false;
+  let inFlight = 0;
+  let wakeUp: (() => void) | undefined;
+  let woken = false;
+  const wake = () => {
+    woken = true;
+    wakeUp?.();
+  };
+
+  async function deliver(task: ClaimedTask) {
+    try {
+      const record = await attemptDelivery(task, options);
+      await recordAttempt(db, task, record);
+    } catch (error) {
+      // The lease expires and the task is attempted again.
+      logger.error('delivery bookkeeping failed', { task_id: task.id, event_id: task.event_id, error: String(error) });
+    } finally {
+      inFlight--;
+      wake();
+    }
+  }
+
+  async function idle() {
+    if (woken) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, pollMs);
+      wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wakeUp = undefined;
+  }
+
+  async function loop() {
+    while (!stopped) {
+      woken = false;
+      const free = concurrency - inFlight;
+      let claimed: ClaimedTask[] = [];
+      if (free > 0) {
+        try {
+          claimed = await claimDueTasks(db, free, leaseMs);
+        } catch (error) {
+          logger.warn('claiming deliveries failed', { error: String(error) });
+          await sleep(1000);
+          continue;
+        }
+      }
+      for (const task of claimed) {
+        inFlight++;
+        void deliver(task);
+      }
+      if (free > 0 && claimed.length === free) continue;
+      await idle();
+    }
+  }
+
+  const running = loop();
+  return {
+    wake,
+    /** Stops claiming and waits for in-flight attempts to be recorded. */
+    async stop(): Promise<void> {
+      stopped = true;
+      wake();
+      await running;
+      // Bounded so SIGTERM exits in time; an unrecorded attempt is retried when its lease ends.
+      const deadline = Date.now() + Math.min(options.timeoutMs, 5000);
+      while (inFlight > 0 && Date.now() < deadline) await sleep(50);
+    },
+  };
+}
