@@ -84,6 +84,24 @@ describe('create and read', () => {
     expect(rows[0].total).toBe('52.86');
   });
 
+  test('one catalog lookup per write, however many lines or orders it has', async () => {
+    const { tenant } = await orderWorld(stack);
+    const lookups = async () => {
+      const metrics = (await stack.call('catalog', 'GET', '/metrics')).text;
+      const lines = metrics.split('\n').filter((l) => l.startsWith('http_requests_total{') && l.includes('/internal/products/lookup'));
+      return lines.reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+    };
+    const before = await lookups();
+    const lines = [{ reference: 'WIDGET' }, { reference: 'GADGET' }, { reference: 'WIDGET', rate_sku: 'WIDGET-PRO' }];
+    await createOrder(tenant, { products: lines });
+    expect(await lookups()).toBe(before + 1);
+    const batch = await tenant.request('POST', '/v1/orders/batch', {
+      body: { data: [orderBody({ products: lines }), orderBody({ products: lines }), orderBody({ products: lines })] },
+    });
+    expect(batch.status).toBe(201);
+    expect(await lookups()).toBe(before + 2);
+  });
+
   test('an order without products has total 0; a percent-encoded reference works in paths', async () => {
     const { tenant } = await orderWorld(stack);
     const order = await createOrder(tenant, { reference: 'PO 2026/7%' });
