@@ -1,9 +1,12 @@
 import { loadOrExit, runService } from '@crm/boot';
+import { createInternalClient } from '@crm/http';
 import { createApp } from './app.ts';
 import { loadDocumentsConfig } from './config.ts';
 import type { DocumentsDatabase } from './db/database.ts';
 import { migrations } from './db/migrations/index.ts';
-import { checkBucket, createS3, ensureBucket } from './storage/s3.ts';
+import { startDeletionsConsumer } from './events/deletions-consumer.ts';
+import { createSalesDirectory } from './sales/client.ts';
+import { checkBucket, createS3, createStorage, ensureBucket } from './storage/s3.ts';
 
 const config = loadOrExit('documents', () => loadDocumentsConfig());
 const s3 = createS3({
@@ -21,10 +24,13 @@ await runService<DocumentsDatabase>({
   config,
   migrations,
   relay: true,
-  async start({ db, logger, readiness }) {
+  async start({ db, nc, logger, readiness }) {
     await ensureBucket(s3, config.S3_BUCKET).catch((error) => logger.warn('bucket not ready yet', { error: String(error) }));
     const checks = [...readiness, { name: 'storage', check: () => checkBucket(s3, config.S3_BUCKET) }];
-    const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness: checks });
-    return { fetch };
+    const sales = createSalesDirectory(createInternalClient({ service: 'sales', baseUrl: config.SALES_URL, token: config.INTERNAL_TOKEN }));
+    const storage = createStorage(s3, config.S3_BUCKET);
+    const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness: checks, storage, sales });
+    const consumer = startDeletionsConsumer({ nc, db, logger, stream: config.EVENTS_STREAM, subjectPrefix: config.EVENTS_SUBJECT_PREFIX });
+    return { fetch, background: [consumer] };
   },
 });

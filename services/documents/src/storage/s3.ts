@@ -1,4 +1,13 @@
-import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { AppError } from '@crm/http';
 
 export interface S3Settings {
   endpoint: string;
@@ -14,6 +23,7 @@ export function createS3(settings: S3Settings): S3Client {
     endpoint: settings.endpoint,
     region: settings.region,
     forcePathStyle: true,
+    maxAttempts: 2,
     credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
   });
 }
@@ -33,3 +43,106 @@ export async function ensureBucket(s3: S3Client, bucket: string): Promise<void> 
     });
   }
 }
+
+// S3 multipart parts are at least 5 MiB; one part in flight keeps an upload's memory bounded.
+const PART_SIZE = 5 * 1024 * 1024;
+
+function isMissing(error: unknown): boolean {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
+}
+
+/** Any storage failure other than "no such object" is the storage being unavailable (503). */
+function unavailable(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  return new AppError('service_unavailable', `Document storage is unavailable (${error instanceof Error ? error.name : 'error'})`);
+}
+
+export interface StoredObjectInfo {
+  size: number;
+  contentType: string | undefined;
+}
+
+/**
+ * The document bucket: streaming uploads, metadata lookups, ranged reads, downloads and
+ * deletes. It counts HeadObject calls per tenant (keys start with the tenant id) so the cost
+ * of `include=metadata` can be observed.
+ */
+export function createStorage(s3: S3Client, bucket: string) {
+  const headCounts = new Map<string, number>();
+  s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'HeadObjectCommand') {
+        const tenant = String((args.input as { Key?: string }).Key ?? '').split('/')[0] as string;
+        headCounts.set(tenant, (headCounts.get(tenant) ?? 0) + 1);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'countHeadObject' },
+  );
+
+  return {
+    /** Streams a body into the bucket (multipart upload, one 5 MiB part in flight); rejects with the body's own error if it fails. */
+    async upload(key: string, body: ReadableStream<Uint8Array>, contentType: string): Promise<void> {
+      const upload = new Upload({
+        client: s3,
+        params: { Bucket: bucket, Key: key, Body: body, ContentType: contentType },
+        queueSize: 1,
+        partSize: PART_SIZE,
+      });
+      await upload.done();
+    },
+
+    /** Size and content type of a stored object, or undefined when it does not exist. */
+    async head(key: string): Promise<StoredObjectInfo | undefined> {
+      try {
+        const out = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+        return { size: Number(out.ContentLength ?? 0), contentType: out.ContentType };
+      } catch (error) {
+        if (isMissing(error)) return undefined;
+        throw unavailable(error);
+      }
+    },
+
+    /** Bytes `start..end` (inclusive) of an object. */
+    async readRange(key: string, start: number, end: number): Promise<Uint8Array> {
+      try {
+        const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${end}` }));
+        return (await out.Body?.transformToByteArray()) ?? new Uint8Array(0);
+      } catch (error) {
+        throw unavailable(error);
+      }
+    },
+
+    /** The object's bytes as a stream, or undefined when it does not exist. */
+    async download(key: string): Promise<{ body: ReadableStream<Uint8Array>; size: number } | undefined> {
+      try {
+        const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        if (!out.Body) return undefined;
+        return { body: out.Body.transformToWebStream() as ReadableStream<Uint8Array>, size: Number(out.ContentLength ?? 0) };
+      } catch (error) {
+        if (isMissing(error)) return undefined;
+        throw unavailable(error);
+      }
+    },
+
+    /** Deletes an object (a missing object is not an error). */
+    async remove(key: string): Promise<void> {
+      try {
+        await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+      } catch (error) {
+        throw unavailable(error);
+      }
+    },
+
+    /** How many HeadObject calls this process made for a tenant's objects. */
+    headRequestsFor(tenantId: string): number {
+      return headCounts.get(tenantId) ?? 0;
+    },
+
+    /** Maps an upload failure to the HTTP error (503 unless it is already an AppError). */
+    failure: unavailable,
+  };
+}
+
+export type Storage = ReturnType<typeof createStorage>;

@@ -1,0 +1,109 @@
+import { writeEvent, writeEvents } from '@crm/events';
+import { AppError, notFound } from '@crm/http';
+import type { Kysely } from 'kysely';
+import type { DocumentsDatabase } from '../db/database.ts';
+import type { Document } from './model.ts';
+import {
+  attachOpportunity,
+  clearContactLinks,
+  clearOpportunityLinks,
+  detachOpportunity,
+  findDocument,
+  lockDocument,
+  setContact,
+  touchDocument,
+} from './repo.ts';
+import { loadDocument, toDocument } from './service.ts';
+
+type Db = Kysely<DocumentsDatabase>;
+
+async function lockedOr404(trx: Db, tenantId: string, id: number) {
+  const row = await lockDocument(trx, tenantId, id);
+  if (!row) throw notFound('Document');
+  return { id: row.id, contactId: row.contact_id === null ? null : Number(row.contact_id) };
+}
+
+/** Links a document to a contact (spec §3): idempotent for the same contact, 409 when linked to another one. */
+export function linkContact(db: Db, tenantId: string, id: number, contactId: number): Promise<Document> {
+  return db.transaction().execute(async (trx) => {
+    const current = await lockedOr404(trx, tenantId, id);
+    if (current.contactId === contactId) return loadDocument(trx, tenantId, id);
+    if (current.contactId !== null) throw new AppError('conflict', 'The document is linked to another contact; unlink it first');
+    await setContact(trx, tenantId, id, contactId);
+    const document = await loadDocument(trx, tenantId, id);
+    await writeEvent(trx, { tenantId, type: 'document.linked', data: document });
+    return document;
+  });
+}
+
+/** Clears the document's link to this contact (document and file stay); 404 when it is not linked to it. */
+export function unlinkContact(db: Db, tenantId: string, id: number, contactId: number): Promise<Document> {
+  return db.transaction().execute(async (trx) => {
+    const current = await lockedOr404(trx, tenantId, id);
+    if (current.contactId !== contactId) throw notFound('Document linked to this contact');
+    await setContact(trx, tenantId, id, null);
+    const document = await loadDocument(trx, tenantId, id);
+    await writeEvent(trx, { tenantId, type: 'document.unlinked', data: { ...document, previous_contact_id: contactId } });
+    return document;
+  });
+}
+
+/** Attaches the document to an opportunity; attaching again changes nothing (still one link). */
+export function attach(db: Db, tenantId: string, id: number, opportunityId: number): Promise<Document> {
+  return db.transaction().execute(async (trx) => {
+    await lockedOr404(trx, tenantId, id);
+    const added = await attachOpportunity(trx, tenantId, id, opportunityId);
+    if (!added) return loadDocument(trx, tenantId, id);
+    await touchDocument(trx, tenantId, id);
+    const document = await loadDocument(trx, tenantId, id);
+    await writeEvent(trx, { tenantId, type: 'document.attached', data: { ...document, opportunity_id: opportunityId } });
+    return document;
+  });
+}
+
+/** Detaches the document from an opportunity (document and file stay); 404 when it is not attached. */
+export function detach(db: Db, tenantId: string, id: number, opportunityId: number): Promise<void> {
+  return db.transaction().execute(async (trx) => {
+    await lockedOr404(trx, tenantId, id);
+    if (!(await detachOpportunity(trx, tenantId, id, opportunityId))) throw notFound('Document attached to this opportunity');
+    await touchDocument(trx, tenantId, id);
+    const document = await loadDocument(trx, tenantId, id);
+    await writeEvent(trx, { tenantId, type: 'document.detached', data: { ...document, opportunity_id: opportunityId } });
+  });
+}
+
+async function eventsFor(trx: Db, tenantId: string, ids: number[], extra: Record<string, number>) {
+  const documents = [];
+  for (const id of ids) {
+    const row = await findDocument(trx, tenantId, id);
+    if (row) documents.push({ ...toDocument(row), ...extra });
+  }
+  return documents;
+}
+
+/** A contact was deleted: clears its links (documents stay) and emits `document.unlinked` for each. */
+export function forgetContact(db: Db, tenantId: string, contactId: number): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const ids = await clearContactLinks(trx, tenantId, contactId);
+    const documents = await eventsFor(trx, tenantId, ids, { previous_contact_id: contactId });
+    await writeEvents(
+      trx,
+      documents.map((data) => ({ tenantId, type: 'document.unlinked' as const, data })),
+    );
+    return ids.length;
+  });
+}
+
+/** An opportunity was deleted: detaches its documents (documents stay) and emits `document.detached` for each. */
+export function forgetOpportunity(db: Db, tenantId: string, opportunityId: number): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const ids = await clearOpportunityLinks(trx, tenantId, opportunityId);
+    for (const id of ids) await touchDocument(trx, tenantId, id);
+    const documents = await eventsFor(trx, tenantId, ids, { opportunity_id: opportunityId });
+    await writeEvents(
+      trx,
+      documents.map((data) => ({ tenantId, type: 'document.detached' as const, data })),
+    );
+    return ids.length;
+  });
+}

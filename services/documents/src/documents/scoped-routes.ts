@@ -1,0 +1,180 @@
+import { pageRequest, paginationOf } from '@crm/db';
+import { requestContext, validationError } from '@crm/http';
+import { Elysia, t } from 'elysia';
+import type { Kysely } from 'kysely';
+import type { DocumentsDatabase } from '../db/database.ts';
+import type { SalesDirectory } from '../sales/client.ts';
+import type { Storage } from '../storage/s3.ts';
+import { receiveUpload } from '../uploads/receive.ts';
+import { attach, detach, linkContact, unlinkContact } from './links.ts';
+import {
+  DetachedResponse,
+  DOCUMENT_SORTABLE,
+  DocumentListResponse,
+  DocumentResponse,
+  ScopedListQuery,
+  uploadRequestBody,
+} from './model.ts';
+import { documentIdFrom } from './routes.ts';
+import { createDocument, listDocumentPage } from './service.ts';
+
+const uploadDescription =
+  'multipart/form-data with `file` (required, at most 20 MB = 20 × 1024 × 1024 bytes; 413 payload_too_large beyond, checked while streaming), ' +
+  '`name` (optional, at most 255 characters; defaults to the file name without directory and extension) and `document_category_id` ' +
+  '(optional; defaults to the General category). Allowed types: pdf, doc, docx, xls, xlsx, csv, txt, png, jpg, jpeg, gif, webp; the ' +
+  'extension must match the content (422 on `file` otherwise, and for an empty file).';
+
+const contactParams = t.Object({ identifier: t.String({ description: 'Contact id, name, e-mail or CIF' }) });
+const contactDocumentParams = t.Object({ identifier: t.String(), document: t.String({ description: 'Numeric document id' }) });
+const opportunityParams = t.Object({ id: t.String() });
+const opportunityDocumentParams = t.Object({ id: t.String(), document: t.String({ description: 'Numeric document id' }) });
+
+/** Document operations under a contact: list, upload, link and unlink (contract §15). */
+export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage, sales: SalesDirectory) {
+  const tags = ['Documents', 'Contacts'];
+  return new Elysia({ name: 'documents-contact-documents' })
+    .use(requestContext)
+    .get(
+      '/v1/contacts/:identifier/documents',
+      async ({ params, query, tenantId, requestId }) => {
+        const { request, errors } = pageRequest(query, DOCUMENT_SORTABLE);
+        if (errors.length > 0) throw validationError(errors);
+        const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
+        const { total, data } = await listDocumentPage(db, storage, tenantId, { contactId }, request, query.include === 'metadata');
+        return { data, pagination: paginationOf(total, request.perPage, request.page) };
+      },
+      {
+        params: contactParams,
+        query: ScopedListQuery,
+        response: { 200: DocumentListResponse },
+        detail: { summary: "List a contact's documents", tags },
+      },
+    )
+    .post(
+      '/v1/contacts/:identifier/documents',
+      async ({ params, request, tenantId, requestId, set }) => {
+        const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
+        const upload = await receiveUpload(request, tenantId, storage);
+        set.status = 201;
+        return { data: await createDocument(db, storage, tenantId, upload, { contactId }) };
+      },
+      {
+        parse: 'none',
+        params: contactParams,
+        response: { 201: DocumentResponse },
+        detail: { summary: 'Upload a document linked to a contact', description: uploadDescription, tags, requestBody: uploadRequestBody },
+      },
+    )
+    .put(
+      '/v1/contacts/:identifier/documents/:document',
+      async ({ params, tenantId, requestId }) => {
+        const id = documentIdFrom(params.document);
+        const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
+        return { data: await linkContact(db, tenantId, id, contactId) };
+      },
+      {
+        params: contactDocumentParams,
+        response: { 200: DocumentResponse },
+        detail: {
+          summary: 'Link a document to a contact',
+          description: 'Idempotent for the same contact; 409 conflict when the document is linked to another contact (it is not moved).',
+          tags,
+        },
+      },
+    )
+    .delete(
+      '/v1/contacts/:identifier/documents/:document',
+      async ({ params, tenantId, requestId }) => {
+        const id = documentIdFrom(params.document);
+        const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
+        return { data: await unlinkContact(db, tenantId, id, contactId) };
+      },
+      {
+        params: contactDocumentParams,
+        response: { 200: DocumentResponse },
+        detail: {
+          summary: 'Unlink a document from a contact',
+          description: 'The document and its file are kept and stay listed; 404 when the document is not linked to this contact.',
+          tags,
+        },
+      },
+    );
+}
+
+/** Document operations under an opportunity: list, upload, attach and detach (contract §15). */
+export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage, sales: SalesDirectory) {
+  const tags = ['Documents', 'Opportunities'];
+  return new Elysia({ name: 'documents-opportunity-documents' })
+    .use(requestContext)
+    .get(
+      '/v1/opportunities/:id/documents',
+      async ({ params, query, tenantId, requestId }) => {
+        const { request, errors } = pageRequest(query, DOCUMENT_SORTABLE);
+        if (errors.length > 0) throw validationError(errors);
+        const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
+        const { total, data } = await listDocumentPage(db, storage, tenantId, { opportunityId }, request, query.include === 'metadata');
+        return { data, pagination: paginationOf(total, request.perPage, request.page) };
+      },
+      {
+        params: opportunityParams,
+        query: ScopedListQuery,
+        response: { 200: DocumentListResponse },
+        detail: {
+          summary: "List an opportunity's documents",
+          description: 'A document attached to several opportunities appears under each.',
+          tags,
+        },
+      },
+    )
+    .post(
+      '/v1/opportunities/:id/documents',
+      async ({ params, request, tenantId, requestId, set }) => {
+        const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
+        const upload = await receiveUpload(request, tenantId, storage);
+        set.status = 201;
+        return { data: await createDocument(db, storage, tenantId, upload, { opportunityId }) };
+      },
+      {
+        parse: 'none',
+        params: opportunityParams,
+        response: { 201: DocumentResponse },
+        detail: {
+          summary: 'Upload a document attached to an opportunity',
+          description: uploadDescription,
+          tags,
+          requestBody: uploadRequestBody,
+        },
+      },
+    )
+    .put(
+      '/v1/opportunities/:id/documents/:document',
+      async ({ params, tenantId, requestId }) => {
+        const id = documentIdFrom(params.document);
+        const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
+        return { data: await attach(db, tenantId, id, opportunityId) };
+      },
+      {
+        params: opportunityDocumentParams,
+        response: { 200: DocumentResponse },
+        detail: { summary: 'Attach a document to an opportunity', description: 'Idempotent: attaching again keeps one link.', tags },
+      },
+    )
+    .delete(
+      '/v1/opportunities/:id/documents/:document',
+      async ({ params, tenantId, requestId }) => {
+        const id = documentIdFrom(params.document);
+        const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
+        await detach(db, tenantId, id, opportunityId);
+        return { detached: true as const };
+      },
+      {
+        params: opportunityDocumentParams,
+        response: { 200: DetachedResponse },
+        detail: {
+          summary: 'Detach a document from an opportunity',
+          description: 'The document and its file are kept; 404 when it is not attached.',
+          tags,
+        },
+      },
+    );
+}

@@ -1,0 +1,181 @@
+import type { PageRequest } from '@crm/db';
+import { writeEvent } from '@crm/events';
+import { AppError, type ErrorDetail, notFound, validationError } from '@crm/http';
+import type { Kysely } from 'kysely';
+import type { DocumentsDatabase } from '../db/database.ts';
+import type { Storage } from '../storage/s3.ts';
+import { isAllowedExtension, MAX_NAME_LENGTH, mimeTypes } from '../uploads/file-types.ts';
+import type { ReceivedUpload, StoredFile } from '../uploads/receive.ts';
+import type { Document } from './model.ts';
+import {
+  categoryExists,
+  type DocumentFilters,
+  type DocumentRow,
+  deleteDocument,
+  ensureGeneralCategory,
+  findDocument,
+  insertDocument,
+  listDocuments,
+  lockDocument,
+  saveMetadata,
+} from './repo.ts';
+
+type Db = Kysely<DocumentsDatabase>;
+
+/** Maps a row to the API's Document (every field present, empty ones null). */
+export function toDocument(row: DocumentRow): Document {
+  return {
+    id: row.id,
+    name: row.name,
+    filename: row.filename,
+    extension: row.extension,
+    mime_type: row.mime_type,
+    size_bytes: row.size_bytes === null ? null : Number(row.size_bytes),
+    contact_id: row.contact_id === null ? null : Number(row.contact_id),
+    category_id: Number(row.category_id),
+    opportunity_ids: row.opportunity_ids.map(Number),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** The document as the API returns it (read inside the caller's transaction); 404 when missing. */
+export async function loadDocument(db: Db, tenantId: string, id: number): Promise<Document> {
+  const row = await findDocument(db, tenantId, id);
+  if (!row) throw notFound('Document');
+  return toDocument(row);
+}
+
+/** Where a new upload is linked. */
+export type UploadTarget = { contactId: number } | { opportunityId: number };
+
+async function validatedFields(db: Db, tenantId: string, upload: ReceivedUpload, file: StoredFile | undefined) {
+  const problems: ErrorDetail[] = [...upload.problems];
+  const givenName = upload.fields.get('name');
+  const name = givenName ?? file?.baseName ?? '';
+  if (givenName !== undefined && givenName.trim() === '') problems.push({ field: 'name', message: 'must not be empty' });
+  else if ([...name].length > MAX_NAME_LENGTH) problems.push({ field: 'name', message: `must be at most ${MAX_NAME_LENGTH} characters` });
+  let categoryId: number | undefined;
+  const givenCategory = upload.fields.get('document_category_id');
+  if (givenCategory !== undefined) {
+    if (!/^\d{1,15}$/.test(givenCategory.trim())) problems.push({ field: 'document_category_id', message: 'must be an integer' });
+    else if (!(await categoryExists(db, tenantId, Number(givenCategory))))
+      problems.push({ field: 'document_category_id', message: 'does not exist' });
+    else categoryId = Number(givenCategory);
+  }
+  return { name, categoryId, problems };
+}
+
+/**
+ * Turns a received upload into a document: validates every field, then inserts the row, its
+ * link and `document.created` (plus `linked`/`attached`) in one transaction. On any failure
+ * the stored object is deleted, so no orphan stays in the bucket.
+ */
+export async function createDocument(
+  db: Db,
+  storage: Storage,
+  tenantId: string,
+  upload: ReceivedUpload,
+  target: UploadTarget,
+): Promise<Document> {
+  const file = upload.file;
+  try {
+    const { name, categoryId, problems } = await validatedFields(db, tenantId, upload, file);
+    if (problems.length > 0 || !file) throw validationError(problems);
+    return await db.transaction().execute(async (trx) => {
+      const category = categoryId ?? (await ensureGeneralCategory(trx, tenantId));
+      const contactId = 'contactId' in target ? target.contactId : null;
+      const id = await insertDocument(trx, {
+        tenantId,
+        name,
+        filename: file.filename,
+        extension: file.extension,
+        mimeType: file.mimeType,
+        sizeBytes: file.size,
+        storageKey: file.key,
+        contactId,
+        categoryId: category,
+      });
+      if ('opportunityId' in target) {
+        await trx
+          .insertInto('document_opportunities')
+          .values({ document_id: id, tenant_id: tenantId, opportunity_id: target.opportunityId })
+          .execute();
+      }
+      const document = await loadDocument(trx, tenantId, id);
+      await writeEvent(trx, { tenantId, type: 'document.created', data: document });
+      if (contactId !== null) await writeEvent(trx, { tenantId, type: 'document.linked', data: document });
+      if ('opportunityId' in target)
+        await writeEvent(trx, { tenantId, type: 'document.attached', data: { ...document, opportunity_id: target.opportunityId } });
+      return document;
+    });
+  } catch (error) {
+    if (file) await storage.remove(file.key).catch(() => {});
+    throw error;
+  }
+}
+
+/** Fills mime_type/size_bytes of rows created before metadata capture: one storage lookup per such row, saved back. */
+async function fillMissingMetadata(db: Db, storage: Storage, tenantId: string, rows: DocumentRow[]): Promise<void> {
+  await Promise.all(
+    rows
+      .filter((row) => row.mime_type === null || row.size_bytes === null)
+      .map(async (row) => {
+        const info = await storage.head(row.storage_key);
+        if (!info) return;
+        const fromExtension = isAllowedExtension(row.extension) ? mimeTypes[row.extension] : undefined;
+        const stored = info.contentType && info.contentType !== 'application/octet-stream' ? info.contentType : undefined;
+        row.mime_type = row.mime_type ?? fromExtension ?? stored ?? 'application/octet-stream';
+        row.size_bytes = row.size_bytes ?? info.size;
+        await saveMetadata(db, tenantId, row.id, row.mime_type, row.size_bytes);
+      }),
+  );
+}
+
+/** One page of documents; with `includeMetadata`, missing metadata is looked up in storage. */
+export async function listDocumentPage(
+  db: Db,
+  storage: Storage,
+  tenantId: string,
+  filters: DocumentFilters,
+  page: PageRequest,
+  includeMetadata: boolean,
+) {
+  const { total, rows } = await listDocuments(db, tenantId, filters, page);
+  if (includeMetadata) await fillMissingMetadata(db, storage, tenantId, rows);
+  return { total, data: rows.map(toDocument) };
+}
+
+/** Deletes the document, its links and its stored object; the object is removed before the row's deletion commits. */
+export async function removeDocument(db: Db, storage: Storage, tenantId: string, id: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    if (!(await lockDocument(trx, tenantId, id))) throw notFound('Document');
+    const row = (await findDocument(trx, tenantId, id)) as DocumentRow;
+    await deleteDocument(trx, tenantId, id);
+    await writeEvent(trx, { tenantId, type: 'document.deleted', data: { id } });
+    await storage.remove(row.storage_key);
+  });
+}
+
+function contentDisposition(fileName: string): string {
+  const fallback = fileName.replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  const encoded = encodeURIComponent(fileName).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
+
+/** The stored bytes as a streaming response with Content-Type, Content-Length and Content-Disposition (RFC 6266). */
+export async function documentContent(db: Db, storage: Storage, tenantId: string, id: number): Promise<Response> {
+  const row = await findDocument(db, tenantId, id);
+  if (!row) throw notFound('Document');
+  const object = await storage.download(row.storage_key);
+  if (!object) throw new AppError('not_found', 'The stored file of this document is missing');
+  const downloadName = row.name.toLowerCase().endsWith(`.${row.extension}`) ? row.name : `${row.name}.${row.extension}`;
+  const contentType = row.mime_type ?? (isAllowedExtension(row.extension) ? mimeTypes[row.extension] : 'application/octet-stream');
+  return new Response(object.body, {
+    headers: {
+      'content-type': contentType,
+      'content-length': String(object.size),
+      'content-disposition': contentDisposition(downloadName),
+    },
+  });
+}

@@ -1,0 +1,162 @@
+import { Buffer } from 'node:buffer';
+import { AppError } from '@crm/http';
+
+/** Headers of one multipart/form-data part. */
+export interface PartHeaders {
+  name: string;
+  /** Present (possibly empty) when the part is a file. */
+  filename?: string;
+  contentType?: string;
+}
+
+const CRLF = Buffer.from('\r\n');
+const HEADER_END = Buffer.from('\r\n\r\n');
+const MAX_HEADER_BYTES = 16 * 1024;
+
+function malformed(why: string): AppError {
+  return new AppError('bad_request', `Malformed multipart body: ${why}`);
+}
+
+/** The boundary of a `multipart/form-data` Content-Type, or undefined when it is not one. */
+export function multipartBoundary(contentType: string | null): string | undefined {
+  if (!contentType || !/^multipart\/form-data\s*(;|$)/i.test(contentType)) return undefined;
+  const match = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;]{1,70}))/i.exec(contentType);
+  return match?.[1] ?? match?.[2];
+}
+
+function decodeParameter(value: string): string {
+  // filename*=UTF-8''percent%20encoded (RFC 5987 / 7578)
+  const extended = /^([\w-]+)'[^']*'(.*)$/.exec(value);
+  if (!extended) return value;
+  try {
+    return decodeURIComponent(extended[2] as string);
+  } catch {
+    return value;
+  }
+}
+
+/** Parses the part's header block (Content-Disposition and Content-Type). */
+function parsePartHeaders(block: string): PartHeaders {
+  let disposition = '';
+  let contentType: string | undefined;
+  for (const line of block.split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const key = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (key === 'content-disposition') disposition = value;
+    else if (key === 'content-type') contentType = value;
+  }
+  if (!/^form-data\b/i.test(disposition)) throw malformed('part without Content-Disposition: form-data');
+  const params = new Map<string, string>();
+  const pattern = /;\s*([\w*-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]*))/g;
+  for (let m = pattern.exec(disposition); m; m = pattern.exec(disposition)) {
+    const raw = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : (m[3] ?? '').trim();
+    params.set((m[1] as string).toLowerCase(), raw);
+  }
+  const name = params.get('name');
+  if (name === undefined) throw malformed('part without a name');
+  const star = params.get('filename*');
+  const filename = star !== undefined ? decodeParameter(star) : params.get('filename');
+  return { name, ...(filename !== undefined ? { filename } : {}), ...(contentType ? { contentType } : {}) };
+}
+
+/**
+ * A pull-based multipart/form-data reader over a byte stream. It holds at most one incoming
+ * chunk plus a delimiter's length of look-behind, so a part of any size passes through in
+ * bounded memory: `nextPart()` moves to the next part (skipping what is left of the current
+ * one), `readChunk()` returns the next bytes of the current part, null at its end.
+ */
+export class MultipartReader {
+  private readonly source: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly delimiter: Buffer;
+  // A virtual CRLF in front lets the first boundary match the same delimiter as the others.
+  private pending: Buffer = Buffer.from(CRLF);
+  private state: 'between' | 'body' | 'done' = 'between';
+
+  constructor(body: ReadableStream<Uint8Array>, boundary: string) {
+    this.source = body.getReader();
+    this.delimiter = Buffer.from(`\r\n--${boundary}`);
+  }
+
+  private async pull(): Promise<void> {
+    const { done, value } = await this.source.read();
+    if (done) throw malformed('unexpected end of body');
+    this.pending =
+      this.pending.length === 0 ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : Buffer.concat([this.pending, value]);
+  }
+
+  private async fill(bytes: number): Promise<void> {
+    while (this.pending.length < bytes) await this.pull();
+  }
+
+  /** The next bytes of the current part's body, or null once the part has ended. */
+  async readChunk(): Promise<Uint8Array | null> {
+    if (this.state !== 'body') return null;
+    for (;;) {
+      const at = this.pending.indexOf(this.delimiter);
+      if (at === 0) {
+        this.state = 'between';
+        return null;
+      }
+      // Bytes that cannot be the start of a delimiter are safe to hand out.
+      const safe = at > 0 ? at : this.pending.length - (this.delimiter.length - 1);
+      if (safe > 0) {
+        const out = this.pending.subarray(0, safe);
+        this.pending = this.pending.subarray(safe);
+        return out;
+      }
+      await this.pull();
+    }
+  }
+
+  /** Moves to the next part and returns its headers, or null after the closing boundary. */
+  async nextPart(): Promise<PartHeaders | null> {
+    if (this.state === 'done') return null;
+    while (this.state === 'body') await this.readChunk();
+    await this.findDelimiter();
+    await this.fill(this.delimiter.length + 2);
+    const after = this.pending.subarray(this.delimiter.length, this.delimiter.length + 2).toString('latin1');
+    if (after === '--') {
+      this.state = 'done';
+      await this.source.cancel().catch(() => {});
+      return null;
+    }
+    this.pending = this.pending.subarray(this.delimiter.length);
+    const headerEnd = await this.findHeaderEnd();
+    // The block starts with the CRLF that ends the boundary line.
+    const block = this.pending.subarray(0, headerEnd).toString('utf8');
+    this.pending = this.pending.subarray(headerEnd + HEADER_END.length);
+    this.state = 'body';
+    return parsePartHeaders(block.replace(/^[ \t]*\r\n/, ''));
+  }
+
+  /** Skips the preamble until `pending` starts with the delimiter. */
+  private async findDelimiter(): Promise<void> {
+    for (;;) {
+      const at = this.pending.indexOf(this.delimiter);
+      if (at >= 0) {
+        this.pending = this.pending.subarray(at);
+        return;
+      }
+      const keep = this.delimiter.length - 1;
+      if (this.pending.length > keep) this.pending = this.pending.subarray(this.pending.length - keep);
+      await this.pull();
+    }
+  }
+
+  private async findHeaderEnd(): Promise<number> {
+    for (;;) {
+      const at = this.pending.indexOf(HEADER_END);
+      if (at >= 0) return at;
+      if (this.pending.length > MAX_HEADER_BYTES) throw malformed('part headers too large');
+      await this.pull();
+    }
+  }
+
+  /** Stops reading the request body (after an error). */
+  async cancel(): Promise<void> {
+    this.state = 'done';
+    await this.source.cancel().catch(() => {});
+  }
+}
