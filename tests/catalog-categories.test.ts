@@ -5,7 +5,7 @@ let stack: Stack;
 
 beforeAll(async () => {
   stack = await sharedStack();
-});
+}, 120_000);
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

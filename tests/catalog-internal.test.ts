@@ -24,7 +24,7 @@ async function seedProduct(as: TestTenant, reference: string, rates: unknown[]) 
 beforeAll(async () => {
   stack = await sharedStack();
   [tenant, other] = await Promise.all([stack.createTenant(), stack.createTenant()]);
-});
+}, 120_000);
 
 describe('POST /internal/products/lookup', () => {
   test('returns the requested products with their rates; unknown references are absent', async () => {

@@ -2,8 +2,6 @@ import type { ErrorDetail } from '@crm/http';
 import type { RateInput } from './model.ts';
 import type { RateValues } from './repo.ts';
 
-const cents = (value: number) => Math.round(value * 100) / 100;
-
 /** The field error of a rate list with more than one primary rate, if any. */
 export function primaryRateErrors(rates: RateInput[], prefix: string): ErrorDetail[] {
   if (rates.filter((r) => r.primary === true).length <= 1) return [];
@@ -15,13 +13,13 @@ export function skuFields(rates: RateInput[], prefix: string): { field: string; 
   return rates.map((rate, i) => ({ field: `${prefix}rates[${i}].sku`, value: rate.sku }));
 }
 
-/** Rates as stored: cost defaults to 0, amounts rounded to cents, and the first rate is primary when none is. */
+/** Rates as stored: cost defaults to 0 and the first rate is primary when none is (numeric(14,2) rounds to cents). */
 export function normaliseRates(rates: RateInput[]): RateValues[] {
   const anyPrimary = rates.some((r) => r.primary === true);
   return rates.map((rate, i) => ({
     sku: rate.sku,
-    cost: cents(rate.cost ?? 0),
-    price: cents(rate.price),
+    cost: rate.cost ?? 0,
+    price: rate.price,
     primary: anyPrimary ? rate.primary === true : i === 0,
   }));
 }
