@@ -44,7 +44,7 @@ export function verifiedSecrets(headers: http.IncomingHttpHeaders, rawBody: stri
 export async function startReceiver(options: { reply?: (hook: ReceivedWebhook, index: number) => Reply } = {}) {
   const received: ReceivedWebhook[] = [];
   const secrets: string[] = [];
-  let reply = options.reply ?? (() => ({ status: 200, body: 'ok' }));
+  let reply: (hook: ReceivedWebhook, index: number) => Reply = options.reply ?? (() => ({ status: 200, body: 'ok' }));
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
