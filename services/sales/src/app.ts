@@ -1,7 +1,10 @@
 import { createServiceKit, type InternalClient, type Logger, type ReadinessCheck } from '@crm/http';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
+import { contactTypesRoutes } from './contact-types/routes.ts';
+import { contactsRoutes } from './contacts/routes.ts';
 import type { SalesDatabase } from './db/database.ts';
+import { opportunitiesRoutes } from './opportunities/routes.ts';
 import { ordersRoutes } from './orders/routes.ts';
 import { usersRoutes } from './users/routes.ts';
 
@@ -20,6 +23,9 @@ export function createApp(deps: SalesDeps) {
   const app = new Elysia({ normalize: false })
     .use(kit.plugin)
     .use(usersRoutes(deps.db))
+    .use(contactTypesRoutes(deps.db))
+    .use(contactsRoutes(deps.db))
+    .use(opportunitiesRoutes(deps.db))
     .use(ordersRoutes({ db: deps.db, catalog: deps.catalog }));
   return { app, fetch: kit.handler(app) };
 }

@@ -1,0 +1,109 @@
+import { AccountUser } from '@crm/contracts';
+import { listQueryWith, Pagination } from '@crm/db';
+import { type Static, t } from 'elysia';
+
+const text = (description?: string) => t.String({ maxLength: 255, description });
+const nullable = <S extends Parameters<typeof t.Nullable>[0]>(schema: S) => t.Optional(t.Nullable(schema));
+
+/** A free-form object; its JSON must stay within 16 KB (checked by the service). */
+export const ExtraFields = t.Object({}, { additionalProperties: true, description: 'Free-form key/value object, JSON ≤ 16 KB' });
+
+const locationFields = {
+  primary: nullable(t.Integer()),
+  direction: nullable(text()),
+  city: nullable(text()),
+  postal: nullable(text()),
+  country: nullable(text()),
+  latitude: nullable(text()),
+  longitude: nullable(text()),
+  extra_info: nullable(t.String({ maxLength: 65_535 })),
+};
+
+/** Location fields in a request; on update only the given fields change. */
+export const LocationInput = t.Object(locationFields, { additionalProperties: false });
+export type LocationInput = Static<typeof LocationInput>;
+
+/** A contact's location as the API returns it. */
+export const Location = t.Object({
+  id: t.Integer(),
+  primary: t.Nullable(t.Integer()),
+  direction: t.Nullable(t.String()),
+  city: t.Nullable(t.String()),
+  postal: t.Nullable(t.String()),
+  country: t.Nullable(t.String()),
+  latitude: t.Nullable(t.String()),
+  longitude: t.Nullable(t.String()),
+  extra_info: t.Nullable(t.String()),
+});
+export type Location = Static<typeof Location>;
+
+/** A contact as the API returns it. */
+export const Contact = t.Object({
+  id: t.Integer(),
+  name: t.String(),
+  type: t.String({ description: 'Contact type reference' }),
+  email: t.Nullable(t.String()),
+  is_person: t.Nullable(t.Boolean()),
+  cif: t.Nullable(t.String({ description: 'Tax identifier' })),
+  phone: t.Nullable(t.String()),
+  web: t.Nullable(t.String()),
+  iban: t.Nullable(t.String()),
+  comments: t.Nullable(t.String()),
+  users: t.Array(AccountUser),
+  location: t.Nullable(Location),
+  extra_fields: t.Nullable(t.Record(t.String(), t.Unknown())),
+  created_at: t.String({ format: 'date-time' }),
+  updated_at: t.String({ format: 'date-time' }),
+});
+export type Contact = Static<typeof Contact>;
+
+const optionalContactFields = {
+  email: nullable(t.String({ format: 'email', maxLength: 255 })),
+  is_person: nullable(t.Boolean()),
+  cif: nullable(text('Tax identifier')),
+  phone: nullable(text()),
+  web: nullable(text()),
+  iban: nullable(text()),
+  comments: nullable(t.String({ maxLength: 65_535 })),
+  users: nullable(t.Array(t.String({ format: 'email' }), { maxItems: 100, description: "E-mails of the account's users" })),
+  location: nullable(LocationInput),
+  extra_fields: nullable(ExtraFields),
+};
+
+/** POST /contacts body: `name` and `type` required. */
+export const ContactCreate = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 255 }),
+    type: t.String({ minLength: 1, maxLength: 255, description: 'A reference from GET /contacts/types' }),
+    ...optionalContactFields,
+  },
+  { additionalProperties: false },
+);
+export type ContactCreate = Static<typeof ContactCreate>;
+
+/** PUT/PATCH /contacts/{identifier} body: every field optional; null clears a nullable field. */
+export const ContactUpdate = t.Object(
+  {
+    name: t.Optional(t.String({ minLength: 1, maxLength: 255 })),
+    type: t.Optional(t.String({ minLength: 1, maxLength: 255 })),
+    ...optionalContactFields,
+  },
+  { additionalProperties: false },
+);
+export type ContactUpdate = Static<typeof ContactUpdate>;
+
+/** POST /contacts/batch body. */
+export const ContactBatch = t.Object({ data: t.Array(ContactCreate, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false });
+
+/** GET /contacts query. */
+export const ContactListQuery = listQueryWith({
+  q: t.Optional(t.String({ description: 'Case-insensitive substring of name, email or cif' })),
+  type: t.Optional(t.String({ description: 'Contact type reference' })),
+  email: t.Optional(t.String({ description: 'Exact e-mail (case-insensitive)' })),
+  cif: t.Optional(t.String({ description: 'Exact tax identifier' })),
+});
+
+export const ContactResponse = t.Object({ data: Contact });
+export const ContactListResponse = t.Object({ data: t.Array(Contact), pagination: Pagination });
+export const ContactBatchResponse = t.Object({ data: t.Array(Contact) });
+export const DeletedResponse = t.Object({ deleted: t.Boolean() });

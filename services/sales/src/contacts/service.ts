@@ -1,0 +1,139 @@
+import { type PageRequest, paginationOf } from '@crm/db';
+import { writeEvent, writeEvents } from '@crm/events';
+import { notFound } from '@crm/http';
+import type { Kysely } from 'kysely';
+import type { SalesDatabase } from '../db/database.ts';
+import { resolveContactIdentifier } from './identifier.ts';
+import type { Contact, ContactCreate, ContactUpdate } from './model.ts';
+import {
+  type ContactColumns,
+  type ContactFilters,
+  type ContactRow,
+  deleteContactRow,
+  deleteLocation,
+  findContactRows,
+  insertContacts,
+  listContactRows,
+  mergeLocation,
+  replaceContactUsers,
+  updateContactColumns,
+} from './repo.ts';
+import { contactRuleErrors, userIdsOf } from './rules.ts';
+import { throwIfInvalid } from './validation.ts';
+
+type Db = Kysely<SalesDatabase>;
+
+const SCALAR_FIELDS = ['name', 'type', 'email', 'is_person', 'cif', 'phone', 'web', 'iban', 'comments', 'extra_fields'] as const;
+
+/** Maps a stored contact row to the API shape. */
+export function toContact(row: ContactRow): Contact {
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    email: row.email,
+    is_person: row.is_person,
+    cif: row.cif,
+    phone: row.phone,
+    web: row.web,
+    iban: row.iban,
+    comments: row.comments,
+    users: row.users,
+    location: row.location,
+    extra_fields: row.extra_fields,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  };
+}
+
+/** The scalar columns a request sets: only the fields it carries (null included). */
+function scalarColumns(input: ContactUpdate): ContactColumns {
+  return Object.fromEntries(SCALAR_FIELDS.filter((f) => input[f] !== undefined).map((f) => [f, input[f]]));
+}
+
+async function loadContacts(db: Db, tenantId: string, ids: number[]): Promise<Contact[]> {
+  const byId = new Map((await findContactRows(db, tenantId, ids)).map((row) => [row.id, toContact(row)]));
+  return ids.map((id) => byId.get(id)).filter((c): c is Contact => c !== undefined);
+}
+
+async function requireContactId(db: Db, tenantId: string, identifier: string): Promise<number> {
+  const id = await resolveContactIdentifier(db, tenantId, identifier);
+  if (id === undefined) throw notFound('Contact');
+  return id;
+}
+
+/** The contact designated by an identifier (contract §11), or 404. */
+export async function getContact(db: Db, tenantId: string, identifier: string): Promise<Contact> {
+  const [contact] = await loadContacts(db, tenantId, [await requireContactId(db, tenantId, identifier)]);
+  if (!contact) throw notFound('Contact');
+  return contact;
+}
+
+/** One page of the tenant's contacts with its pagination object. */
+export async function listContacts(db: Db, tenantId: string, filters: ContactFilters, page: PageRequest) {
+  const { total, rows } = await listContactRows(db, tenantId, filters, page);
+  return { data: rows.map(toContact), pagination: paginationOf(total, page.perPage, page.page) };
+}
+
+/**
+ * Creates contacts all or nothing: rules are checked for every item first (fields prefixed
+ * with `prefixOf(i)`), then rows and one `contact.created` event per contact are written in
+ * one transaction.
+ */
+export async function createContacts(
+  db: Db,
+  tenantId: string,
+  inputs: ContactCreate[],
+  prefixOf: (index: number) => string,
+): Promise<Contact[]> {
+  const { details, userIds } = await contactRuleErrors(
+    db,
+    tenantId,
+    inputs.map((body, index) => ({ body, prefix: prefixOf(index) })),
+  );
+  throwIfInvalid(details);
+  return db.transaction().execute(async (trx) => {
+    const ids = await insertContacts(
+      trx,
+      tenantId,
+      inputs.map((input) => ({ ...scalarColumns(input), name: input.name, type: input.type })),
+    );
+    for (const [index, input] of inputs.entries()) {
+      const id = ids[index] as number;
+      if (input.location) await mergeLocation(trx, id, input.location);
+      if (input.users) await replaceContactUsers(trx, id, userIdsOf(input.users, userIds));
+    }
+    const contacts = await loadContacts(trx, tenantId, ids);
+    await writeEvents(
+      trx,
+      contacts.map((data) => ({ tenantId, type: 'contact.created' as const, data })),
+    );
+    return contacts;
+  });
+}
+
+/** Partial update (PUT and PATCH): omitted fields are kept, null clears, `location` is merged. */
+export async function updateContact(db: Db, tenantId: string, identifier: string, input: ContactUpdate): Promise<Contact> {
+  const id = await requireContactId(db, tenantId, identifier);
+  const { details, userIds } = await contactRuleErrors(db, tenantId, [{ body: input, prefix: '' }]);
+  throwIfInvalid(details);
+  return db.transaction().execute(async (trx) => {
+    if (!(await updateContactColumns(trx, tenantId, id, scalarColumns(input)))) throw notFound('Contact');
+    if (input.location === null) await deleteLocation(trx, id);
+    else if (input.location) await mergeLocation(trx, id, input.location);
+    if (input.users !== undefined) await replaceContactUsers(trx, id, userIdsOf(input.users ?? [], userIds));
+    const [contact] = await loadContacts(trx, tenantId, [id]);
+    if (!contact) throw notFound('Contact');
+    await writeEvent(trx, { tenantId, type: 'contact.updated', data: contact });
+    return contact;
+  });
+}
+
+/** Deletes the contact and writes `contact.deleted` { id } in the same transaction. */
+export async function deleteContact(db: Db, tenantId: string, identifier: string): Promise<void> {
+  const id = await requireContactId(db, tenantId, identifier);
+  await db.transaction().execute(async (trx) => {
+    if (!(await deleteContactRow(trx, tenantId, id))) throw notFound('Contact');
+    await writeEvent(trx, { tenantId, type: 'contact.deleted', data: { id } });
+  });
+}

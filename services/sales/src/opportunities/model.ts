@@ -1,0 +1,76 @@
+import { listQueryWith, Pagination } from '@crm/db';
+import { type Static, t } from 'elysia';
+import { ExtraFields } from '../contacts/model.ts';
+
+export const OPPORTUNITY_STATUSES = ['open', 'won', 'lost'] as const;
+const Status = t.Union([t.Literal('open'), t.Literal('won'), t.Literal('lost')], { description: 'open | won | lost' });
+const nullable = <S extends Parameters<typeof t.Nullable>[0]>(schema: S) => t.Optional(t.Nullable(schema));
+const MAX_AMOUNT = 999_999_999_999.99; // numeric(14, 2)
+
+/** An opportunity as the API returns it (contract §12). */
+export const Opportunity = t.Object({
+  id: t.Integer(),
+  name: t.String(),
+  enterprise_id: t.Integer({ description: 'The contact (enterprise) id' }),
+  user_id: t.Nullable(t.Integer({ description: 'The owning account user' })),
+  amount: t.Number(),
+  currency: t.String({ description: 'ISO 4217 code' }),
+  status: Status,
+  probability: t.Nullable(t.Integer()),
+  close_date: t.Nullable(t.String({ format: 'date' })),
+  comments: t.Nullable(t.String()),
+  extra_fields: t.Nullable(t.Record(t.String(), t.Unknown())),
+  created_at: t.String({ format: 'date-time' }),
+  updated_at: t.String({ format: 'date-time' }),
+});
+export type Opportunity = Static<typeof Opportunity>;
+
+const optionalFields = {
+  user_email: nullable(t.String({ format: 'email', maxLength: 255, description: "An account user's e-mail; becomes user_id" })),
+  amount: t.Optional(t.Number({ minimum: 0, maximum: MAX_AMOUNT, description: 'Rounded to 2 decimals; default 0' })),
+  currency: t.Optional(t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217, default EUR' })),
+  status: t.Optional(Status),
+  probability: nullable(t.Integer({ minimum: 0, maximum: 100 })),
+  close_date: nullable(t.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD' })),
+  comments: nullable(t.String({ maxLength: 65_535 })),
+  extra_fields: nullable(ExtraFields),
+};
+
+/** POST /opportunities body. */
+export const OpportunityCreate = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 255 }),
+    enterprise_identifier: t.String({ minLength: 1, maxLength: 255, description: 'Contact id, name, e-mail or CIF' }),
+    ...optionalFields,
+  },
+  { additionalProperties: false },
+);
+export type OpportunityCreate = Static<typeof OpportunityCreate>;
+
+/** PUT/PATCH /opportunities/{id} body: every field optional; null clears a nullable field. */
+export const OpportunityUpdate = t.Object(
+  {
+    name: t.Optional(t.String({ minLength: 1, maxLength: 255 })),
+    enterprise_identifier: t.Optional(t.String({ minLength: 1, maxLength: 255 })),
+    ...optionalFields,
+  },
+  { additionalProperties: false },
+);
+export type OpportunityUpdate = Static<typeof OpportunityUpdate>;
+
+/** POST /opportunities/batch body. */
+export const OpportunityBatch = t.Object(
+  { data: t.Array(OpportunityCreate, { minItems: 1, maxItems: 100 }) },
+  { additionalProperties: false },
+);
+
+/** GET /opportunities query. */
+export const OpportunityListQuery = listQueryWith({
+  enterprise_id: t.Optional(t.Integer({ description: 'Only opportunities of this contact' })),
+  status: t.Optional(Status),
+  q: t.Optional(t.String({ description: 'Case-insensitive substring of the name' })),
+});
+
+export const OpportunityResponse = t.Object({ data: Opportunity });
+export const OpportunityListResponse = t.Object({ data: t.Array(Opportunity), pagination: Pagination });
+export const OpportunityBatchResponse = t.Object({ data: t.Array(Opportunity) });

@@ -1,0 +1,128 @@
+import type { PageRequest } from '@crm/db';
+import { type Kysely, sql } from 'kysely';
+import type { SalesDatabase } from '../db/database.ts';
+
+type Db = Kysely<SalesDatabase>;
+
+export interface OpportunityFilters {
+  enterprise_id?: number;
+  status?: string;
+  q?: string;
+}
+
+/** Columns an opportunity write may set. */
+export interface OpportunityColumns {
+  name?: string;
+  enterprise_id?: number;
+  user_id?: number | null;
+  amount?: number;
+  currency?: string;
+  status?: string;
+  probability?: number | null;
+  close_date?: string | null;
+  comments?: string | null;
+  extra_fields?: Record<string, unknown> | null;
+}
+
+const COLUMNS = [
+  'id',
+  'name',
+  'enterprise_id',
+  'user_id',
+  'amount',
+  'currency',
+  'status',
+  'probability',
+  'close_date',
+  'comments',
+  'extra_fields',
+  'created_at',
+  'updated_at',
+] as const;
+
+function filtered(db: Db, tenantId: string, filters: OpportunityFilters, updatedSince?: Date) {
+  let query = db.selectFrom('opportunities').where('opportunities.tenant_id', '=', tenantId);
+  if (filters.enterprise_id !== undefined) query = query.where('opportunities.enterprise_id', '=', filters.enterprise_id);
+  if (filters.status !== undefined) query = query.where('opportunities.status', '=', filters.status);
+  if (updatedSince) query = query.where('opportunities.updated_at', '>=', updatedSince);
+  if (filters.q !== undefined && filters.q !== '')
+    query = query.where('opportunities.name', 'ilike', `%${filters.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+  return query;
+}
+
+/** Rows of these opportunity ids in the tenant. */
+export function findOpportunityRows(db: Db, tenantId: string, ids: number[]) {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.selectFrom('opportunities').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', 'in', ids).orderBy('id').execute();
+}
+
+export type OpportunityRow = Awaited<ReturnType<typeof findOpportunityRows>>[number];
+
+/** One page of opportunities (deferred join over a tenant-leading index) and the filtered total. */
+export async function listOpportunityRows(db: Db, tenantId: string, filters: OpportunityFilters, page: PageRequest) {
+  const direction = page.descending ? 'desc' : 'asc';
+  const sortField = page.sortField as 'id' | 'name' | 'created_at' | 'updated_at';
+  const base = filtered(db, tenantId, filters, page.updatedSince);
+  const pageIds = base
+    .select('opportunities.id')
+    .orderBy(`opportunities.${sortField}`, direction)
+    .orderBy('opportunities.id', direction)
+    .limit(page.perPage)
+    .offset(page.offset);
+  const [count, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('opportunities')
+      .innerJoin(pageIds.as('page'), 'page.id', 'opportunities.id')
+      .select(COLUMNS.map((c) => `opportunities.${c}` as const))
+      .orderBy(`opportunities.${sortField}`, direction)
+      .orderBy('opportunities.id', direction)
+      .execute(),
+  ]);
+  return { total: Number(count.total), rows };
+}
+
+function columnValues(columns: OpportunityColumns) {
+  const { extra_fields, ...rest } = columns;
+  return {
+    ...rest,
+    ...(extra_fields === undefined ? {} : { extra_fields: extra_fields === null ? null : JSON.stringify(extra_fields) }),
+  };
+}
+
+/** Inserts opportunities of one tenant; ids in input order. */
+export async function insertOpportunities(
+  db: Db,
+  tenantId: string,
+  rows: (OpportunityColumns & { name: string; enterprise_id: number })[],
+): Promise<number[]> {
+  const inserted = await db
+    .insertInto('opportunities')
+    .values(rows.map((r) => ({ ...columnValues(r), tenant_id: tenantId, name: r.name, enterprise_id: r.enterprise_id })))
+    .returning('id')
+    .execute();
+  return inserted.map((r) => r.id);
+}
+
+/** Updates the given columns and updated_at; false when the opportunity is not in the tenant. */
+export async function updateOpportunityColumns(db: Db, tenantId: string, id: number, columns: OpportunityColumns): Promise<boolean> {
+  const result = await db
+    .updateTable('opportunities')
+    .set({ ...columnValues(columns), updated_at: sql`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Deletes an opportunity of the tenant; false when it is not there. */
+export async function deleteOpportunityRow(db: Db, tenantId: string, id: number): Promise<boolean> {
+  const result = await db.deleteFrom('opportunities').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** Whether the opportunity exists in the tenant. */
+export async function opportunityExists(db: Db, tenantId: string, id: number): Promise<boolean> {
+  const row = await db.selectFrom('opportunities').select('id').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return row !== undefined;
+}

@@ -1,0 +1,121 @@
+import { type PageRequest, paginationOf } from '@crm/db';
+import { writeEvent, writeEvents } from '@crm/events';
+import { notFound } from '@crm/http';
+import type { Kysely } from 'kysely';
+import { throwIfInvalid } from '../contacts/validation.ts';
+import type { SalesDatabase } from '../db/database.ts';
+import type { Opportunity, OpportunityCreate, OpportunityUpdate } from './model.ts';
+import {
+  deleteOpportunityRow,
+  findOpportunityRows,
+  insertOpportunities,
+  listOpportunityRows,
+  type OpportunityColumns,
+  type OpportunityFilters,
+  type OpportunityRow,
+  updateOpportunityColumns,
+} from './repo.ts';
+import { opportunityRuleErrors } from './rules.ts';
+
+type Db = Kysely<SalesDatabase>;
+
+const PLAIN_FIELDS = ['name', 'currency', 'status', 'probability', 'close_date', 'comments', 'extra_fields'] as const;
+
+/** Maps a stored opportunity row to the API shape. */
+export function toOpportunity(row: OpportunityRow): Opportunity {
+  return {
+    id: row.id,
+    name: row.name,
+    enterprise_id: row.enterprise_id,
+    user_id: row.user_id,
+    amount: Number(row.amount),
+    currency: row.currency,
+    status: row.status as Opportunity['status'],
+    probability: row.probability,
+    close_date: row.close_date,
+    comments: row.comments,
+    extra_fields: row.extra_fields,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  };
+}
+
+/** The columns a request sets: only fields it carries; identifier and e-mail become ids. */
+function columnsOf(input: OpportunityUpdate, enterpriseId: number | undefined, userIds: Map<string, number>): OpportunityColumns {
+  const columns: OpportunityColumns = Object.fromEntries(PLAIN_FIELDS.filter((f) => input[f] !== undefined).map((f) => [f, input[f]]));
+  if (input.amount !== undefined) columns.amount = Math.round(input.amount * 100) / 100;
+  if (enterpriseId !== undefined) columns.enterprise_id = enterpriseId;
+  if (input.user_email !== undefined)
+    columns.user_id = input.user_email === null ? null : (userIds.get(input.user_email.toLowerCase()) ?? null);
+  return columns;
+}
+
+/** Parses a path id; anything but a positive integer is simply not found. */
+export function opportunityIdOf(raw: string): number {
+  if (!/^\d{1,10}$/.test(raw) || Number(raw) > 2_147_483_647) throw notFound('Opportunity');
+  return Number(raw);
+}
+
+async function loadOpportunities(db: Db, tenantId: string, ids: number[]): Promise<Opportunity[]> {
+  const byId = new Map((await findOpportunityRows(db, tenantId, ids)).map((row) => [row.id, toOpportunity(row)]));
+  return ids.map((id) => byId.get(id)).filter((o): o is Opportunity => o !== undefined);
+}
+
+/** The opportunity with this id in the tenant, or 404. */
+export async function getOpportunity(db: Db, tenantId: string, id: number): Promise<Opportunity> {
+  const [opportunity] = await loadOpportunities(db, tenantId, [id]);
+  if (!opportunity) throw notFound('Opportunity');
+  return opportunity;
+}
+
+/** One page of the tenant's opportunities with its pagination object. */
+export async function listOpportunities(db: Db, tenantId: string, filters: OpportunityFilters, page: PageRequest) {
+  const { total, rows } = await listOpportunityRows(db, tenantId, filters, page);
+  return { data: rows.map(toOpportunity), pagination: paginationOf(total, page.perPage, page.page) };
+}
+
+/** Creates opportunities all or nothing, with one `opportunity.created` event each, in one transaction. */
+export async function createOpportunities(
+  db: Db,
+  tenantId: string,
+  inputs: OpportunityCreate[],
+  prefixOf: (index: number) => string,
+): Promise<Opportunity[]> {
+  const items = inputs.map((body, index) => ({ body, prefix: prefixOf(index) }));
+  const { details, enterpriseIds, userIds } = await opportunityRuleErrors(db, tenantId, items);
+  throwIfInvalid(details);
+  return db.transaction().execute(async (trx) => {
+    const rows = inputs.map((input, index) => ({
+      ...columnsOf(input, enterpriseIds[index], userIds),
+      name: input.name,
+      enterprise_id: enterpriseIds[index] as number,
+    }));
+    const opportunities = await loadOpportunities(trx, tenantId, await insertOpportunities(trx, tenantId, rows));
+    await writeEvents(
+      trx,
+      opportunities.map((data) => ({ tenantId, type: 'opportunity.created' as const, data })),
+    );
+    return opportunities;
+  });
+}
+
+/** Partial update (PUT and PATCH): omitted fields are kept, null clears a nullable field. */
+export async function updateOpportunity(db: Db, tenantId: string, id: number, input: OpportunityUpdate): Promise<Opportunity> {
+  await getOpportunity(db, tenantId, id);
+  const { details, enterpriseIds, userIds } = await opportunityRuleErrors(db, tenantId, [{ body: input, prefix: '' }]);
+  throwIfInvalid(details);
+  return db.transaction().execute(async (trx) => {
+    if (!(await updateOpportunityColumns(trx, tenantId, id, columnsOf(input, enterpriseIds[0], userIds)))) throw notFound('Opportunity');
+    const opportunity = await getOpportunity(trx, tenantId, id);
+    await writeEvent(trx, { tenantId, type: 'opportunity.updated', data: opportunity });
+    return opportunity;
+  });
+}
+
+/** Deletes the opportunity and writes `opportunity.deleted` { id } in the same transaction. */
+export async function deleteOpportunity(db: Db, tenantId: string, id: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    if (!(await deleteOpportunityRow(trx, tenantId, id))) throw notFound('Opportunity');
+    await writeEvent(trx, { tenantId, type: 'opportunity.deleted', data: { id } });
+  });
+}
