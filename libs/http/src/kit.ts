@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import { AppError, errorResponse, validationError } from './errors.ts';
 import type { Logger } from './logger.ts';
 import { HttpMetrics } from './metrics.ts';
+import { type DescribedRoute, describeRoutes } from './openapi.ts';
 import { validationDetails } from './validation.ts';
 
 /** Header names shared by the gateway and the services. */
@@ -17,6 +18,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function requestIdFrom(value: string | null): string {
   return value && UUID.test(value) ? value : crypto.randomUUID();
 }
+
+/** Internal path (behind the internal credential) where every service describes its /v1 routes. */
+export const OPENAPI_PATH = '/internal/openapi.json';
 
 interface RequestState {
   requestId: string;
@@ -112,7 +116,7 @@ export function createServiceKit(options: ServiceKitOptions) {
     .get('/metrics', () => new Response(metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4' } }));
 
   /** Wraps the finished app: request id, internal guard, 405 detection, metrics and access log. */
-  function handler(app: { fetch: (r: Request) => Response | Promise<Response>; routes: { method: string; path: string }[] }) {
+  function handler(app: { fetch: (r: Request) => Response | Promise<Response>; routes: DescribedRoute[] }) {
     const matchers = app.routes.map((r) => ({
       method: r.method,
       regex: new RegExp(
@@ -139,6 +143,9 @@ export function createServiceKit(options: ServiceKitOptions) {
         response = errorResponse(new AppError('unauthorized', 'Missing or invalid internal credential'), requestId);
       } else if (internalToken !== null && path.startsWith('/v1/') && !request.headers.get(headers.tenant)) {
         response = errorResponse(new AppError('unauthorized', 'Missing tenant context'), requestId);
+      } else if (internalToken !== null && path === OPENAPI_PATH && request.method === 'GET') {
+        // The service's public routes as OpenAPI paths; the gateway merges them into /openapi/v1.yaml.
+        response = Response.json({ paths: describeRoutes(app.routes) });
       } else {
         try {
           response = await app.fetch(request);

@@ -15,6 +15,14 @@ export const GatewayEnv = Type.Object({
   UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15_000 }),
   /** How long a resolved API key is trusted before it is looked up again (contract §5: at most 5 s). */
   AUTH_CACHE_MS: Type.Integer({ minimum: 0, maximum: 5000, default: 5000 }),
+  /** Budget per client address for /v1 requests without a valid key (guards against key guessing). */
+  UNAUTHENTICATED_PER_MINUTE: Type.Integer({ minimum: 1, default: 60 }),
+  /** An idempotency claim of a dead gateway expires after UPSTREAM_TIMEOUT_MS plus this margin. */
+  IDEMPOTENCY_CLAIM_MARGIN_MS: Type.Integer({ minimum: 0, default: 5000 }),
+  AUDIT_FLUSH_MS: Type.Integer({ minimum: 10, default: 500 }),
+  AUDIT_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 500 }),
+  /** How often expired idempotency records (older than 24 h) and refilled rate-limit buckets are deleted. */
+  PURGE_INTERVAL_MS: Type.Integer({ minimum: 100, default: 60_000 }),
   TLS_CERT_FILE: Type.Optional(Type.String()),
   TLS_KEY_FILE: Type.Optional(Type.String()),
   REQUIRE_HTTPS: Type.Boolean({ default: false }),

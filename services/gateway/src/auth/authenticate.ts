@@ -12,6 +12,18 @@ export interface Principal {
   writePerMinute: number;
 }
 
+const principals = new WeakMap<Request, Principal>();
+
+/** Marks a request as made by this principal (set by the /v1 pipeline once the key is verified). */
+export function setPrincipal(request: Request, principal: Principal): void {
+  principals.set(request, principal);
+}
+
+/** The authenticated principal of a request that went through the /v1 pipeline. */
+export function principalOf(request: Request): Principal | undefined {
+  return principals.get(request);
+}
+
 /**
  * Resolves `x-api-key` to a tenant. Hits are cached for at most `cacheMs` (≤ 5 s) and evicted
  * on every replica as soon as a key rotation or limit change is announced on NATS.

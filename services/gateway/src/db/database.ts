@@ -20,8 +20,47 @@ export interface ApiKeysTable {
   revoked_at: Date | null;
 }
 
+export interface RateLimitsTable {
+  bucket: string;
+  tat_ms: number;
+  allowed: boolean;
+}
+
+export interface IdempotencyKeysTable {
+  tenant_id: string;
+  key: string;
+  fingerprint: string;
+  claim_token: string | null;
+  locked_until: Date | null;
+  status: number | null;
+  headers: Record<string, string> | null;
+  body: Uint8Array | null;
+  created_at: Generated<Date>;
+}
+
+export interface AuditLogsTable {
+  id: Generated<string>;
+  occurred_at: Date;
+  request_id: string;
+  tenant_id: string | null;
+  key_id: string | null;
+  method: string;
+  path: string;
+  query: string | null;
+  status: number;
+  duration_ms: number;
+  client_ip: string | null;
+  user_agent: string | null;
+  idempotency_key: string | null;
+  replayed: boolean;
+  error_type: string | null;
+}
+
 /** Tables of the gateway schema. */
 export interface GatewayDatabase {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
+  rate_limits: RateLimitsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  audit_logs: AuditLogsTable;
 }

@@ -1,5 +1,6 @@
 import { type ServiceName, serviceNames } from '@crm/contracts';
 import { AppError } from '@crm/http';
+import { Elysia, t } from 'elysia';
 
 export type ServiceUrls = Record<ServiceName, string>;
 
@@ -19,7 +20,7 @@ async function probe(url: string): Promise<string> {
  */
 export async function healthReport(urls: ServiceUrls) {
   const results = await Promise.all(serviceNames.map(async (name) => [name, await probe(urls[name])] as const));
-  const services = Object.fromEntries([['gateway', 'up'], ...results]);
+  const services = Object.fromEntries([['gateway', 'up'], ...results]) as Record<'gateway' | ServiceName, string>;
   const failing = results.filter(([, status]) => status !== 'up');
   if (failing.length > 0) {
     throw new AppError(
@@ -28,5 +29,32 @@ export async function healthReport(urls: ServiceUrls) {
       failing.map(([field, message]) => ({ field, message })),
     );
   }
-  return { data: { status: 'ok', services } };
+  return { data: { status: 'ok' as const, services } };
+}
+
+const ServiceStatus = t.String({ description: '`up`, or why the service is not usable' });
+
+/** GET /v1/health as a gateway-owned route (reached only through the /v1 pipeline, so it needs a key). */
+export function healthRoutes(urls: ServiceUrls) {
+  return new Elysia({ name: 'gateway-health' }).get('/v1/health', () => healthReport(urls), {
+    response: {
+      200: t.Object({
+        data: t.Object({
+          status: t.Literal('ok'),
+          services: t.Object({
+            gateway: ServiceStatus,
+            sales: ServiceStatus,
+            catalog: ServiceStatus,
+            documents: ServiceStatus,
+            webhooks: ServiceStatus,
+          }),
+        }),
+      }),
+    },
+    detail: {
+      summary: 'Health of the API',
+      tags: ['Health'],
+      description: 'Asks every service whether it is ready. Answers 503 service_unavailable naming the failing services when any is down.',
+    },
+  });
 }

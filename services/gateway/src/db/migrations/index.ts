@@ -1,4 +1,5 @@
 import { m0001Tenants } from './0001_tenants.ts';
+import { m0002Policies } from './0002_policies.ts';
 
 /** Gateway migrations in order; append only. */
-export const migrations = [m0001Tenants];
+export const migrations = [m0001Tenants, m0002Policies];

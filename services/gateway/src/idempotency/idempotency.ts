@@ -1,0 +1,83 @@
+import { AppError } from '@crm/http';
+import type { Kysely } from 'kysely';
+import type { GatewayDatabase } from '../db/database.ts';
+import type { RequestBody } from '../proxy/body.ts';
+import { requestFingerprint } from './fingerprint.ts';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse } from './store.ts';
+
+/** Response headers kept with a stored result and replayed (contract §8: Location and content headers). */
+const REPLAYED_HEADERS = ['content-type', 'content-disposition', 'content-language', 'location'];
+
+/** Responses larger than this are returned but not stored (write responses are small JSON). */
+const MAX_STORED_BYTES = 2 * 1024 * 1024;
+
+export interface IdempotentCall {
+  db: Kysely<GatewayDatabase>;
+  tenantId: string;
+  key: string;
+  method: string;
+  pathAndQuery: string;
+  body: RequestBody;
+  /** How long a claim blocks duplicates when its owner dies: upstream timeout plus a margin. */
+  lockMs: number;
+  execute: () => Promise<Response>;
+}
+
+function replay(stored: StoredResponse): Response {
+  const headers = new Headers(stored.headers);
+  headers.set('idempotent-replayed', 'true');
+  return new Response(stored.body.byteLength > 0 ? (stored.body as BodyInit) : null, { status: stored.status, headers });
+}
+
+/** Whether an upstream answer may be stored: < 500 and not a 422 validation_error (contract §8). */
+function isStorable(status: number, bytes: Uint8Array): boolean {
+  if (status >= 500 || bytes.byteLength > MAX_STORED_BYTES) return false;
+  if (status !== 422) return true;
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes))?.error?.type !== 'validation_error';
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Runs a write under an Idempotency-Key: the first request claims the key and its upstream
+ * answer is stored; a duplicate replays it (same status, body, Location and content headers,
+ * plus `Idempotent-Replayed: true`), gets 409 while the first still runs, or 422 when the
+ * method, path or body differ. Gateway-made errors, 5xx and validation errors release the key.
+ */
+export async function runIdempotent(call: IdempotentCall): Promise<Response> {
+  const fingerprint = await requestFingerprint(call.method, call.pathAndQuery, call.body);
+  const claim = await claimIdempotencyKey(call.db, call.tenantId, call.key, fingerprint, call.lockMs);
+  if (claim.kind !== 'claimed') {
+    if (call.body.kind === 'multipart') await call.body.stream.cancel().catch(() => {});
+    if (claim.kind === 'replay') return replay(claim.response);
+    if (claim.kind === 'mismatch') {
+      throw new AppError('idempotency_key_reused', 'This Idempotency-Key was already used with a different method, path or body');
+    }
+    throw new AppError('idempotency_key_in_use', 'A request with this Idempotency-Key is still in progress', undefined, {
+      'retry-after': String(claim.retryAfterSeconds),
+    });
+  }
+
+  let response: Response;
+  let bytes: Uint8Array;
+  try {
+    response = await call.execute();
+    bytes = new Uint8Array(await response.arrayBuffer());
+  } catch (error) {
+    await releaseIdempotencyKey(call.db, call.tenantId, call.key, claim.token);
+    throw error;
+  }
+  if (isStorable(response.status, bytes)) {
+    const headers: Record<string, string> = {};
+    for (const name of REPLAYED_HEADERS) {
+      const value = response.headers.get(name);
+      if (value !== null) headers[name] = value;
+    }
+    await completeIdempotencyKey(call.db, call.tenantId, call.key, claim.token, { status: response.status, headers, body: bytes });
+  } else {
+    await releaseIdempotencyKey(call.db, call.tenantId, call.key, claim.token);
+  }
+  return new Response(bytes.byteLength > 0 ? (bytes as BodyInit) : null, { status: response.status, headers: response.headers });
+}

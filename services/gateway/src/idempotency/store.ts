@@ -1,0 +1,91 @@
+import { type Kysely, sql } from 'kysely';
+import type { GatewayDatabase } from '../db/database.ts';
+
+type Db = Kysely<GatewayDatabase>;
+
+/** How long a finished record answers replays (contract §8). */
+export const RETENTION_HOURS = 24;
+
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+export type ClaimOutcome =
+  | { kind: 'claimed'; token: string }
+  | { kind: 'replay'; response: StoredResponse }
+  | { kind: 'in_use'; retryAfterSeconds: number }
+  | { kind: 'mismatch' };
+
+/**
+ * Claims (tenant, key) atomically for one request. The insert wins when the key is new, when
+ * the previous claim's owner died (its lock expired without a stored response), or when the
+ * stored record is older than the retention. Otherwise the existing record decides: another
+ * fingerprint → mismatch; finished → replay; still running → in use.
+ */
+export async function claimIdempotencyKey(
+  db: Db,
+  tenantId: string,
+  key: string,
+  fingerprint: string,
+  lockMs: number,
+): Promise<ClaimOutcome> {
+  const token = crypto.randomUUID();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const { rows } = await sql<{ claim_token: string }>`
+      insert into idempotency_keys as k (tenant_id, key, fingerprint, claim_token, locked_until, created_at)
+      values (${tenantId}, ${key}, ${fingerprint}, ${token}, now() + ${lockMs} * interval '1 millisecond', now())
+      on conflict (tenant_id, key) do update set
+        fingerprint = excluded.fingerprint, claim_token = excluded.claim_token, locked_until = excluded.locked_until,
+        status = null, headers = null, body = null, created_at = excluded.created_at
+      where (k.status is null and k.locked_until < now())
+         or k.created_at < now() - ${RETENTION_HOURS} * interval '1 hour'
+      returning claim_token`.execute(db);
+    if (rows.length > 0) return { kind: 'claimed', token };
+    const existing = await sql<{
+      fingerprint: string;
+      status: number | null;
+      headers: Record<string, string> | null;
+      body: Uint8Array | null;
+      wait_ms: number | null;
+    }>`
+      select fingerprint, status, headers, body,
+             extract(epoch from (locked_until - now())) * 1000 as wait_ms
+      from idempotency_keys where tenant_id = ${tenantId} and key = ${key}`.execute(db);
+    const row = existing.rows[0];
+    if (!row) continue; // released between the two statements: try to claim again
+    if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
+    if (row.status !== null)
+      return { kind: 'replay', response: { status: row.status, headers: row.headers ?? {}, body: row.body ?? new Uint8Array() } };
+    return { kind: 'in_use', retryAfterSeconds: Math.max(1, Math.ceil(Number(row.wait_ms ?? 1000) / 1000)) };
+  }
+  return { kind: 'in_use', retryAfterSeconds: 1 };
+}
+
+/** Stores the response of a claimed key, if this request still owns the claim. */
+export async function completeIdempotencyKey(db: Db, tenantId: string, key: string, token: string, response: StoredResponse) {
+  await db
+    .updateTable('idempotency_keys')
+    .set({ status: response.status, headers: JSON.stringify(response.headers) as never, body: response.body, locked_until: null })
+    .where('tenant_id', '=', tenantId)
+    .where('key', '=', key)
+    .where('claim_token', '=', token)
+    .execute();
+}
+
+/** Gives the key back (nothing stored) so the client may retry, if this request still owns the claim. */
+export async function releaseIdempotencyKey(db: Db, tenantId: string, key: string, token: string) {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('tenant_id', '=', tenantId)
+    .where('key', '=', key)
+    .where('claim_token', '=', token)
+    .execute();
+}
+
+/** Deletes records past the retention; returns how many. */
+export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
+  const result = await sql`delete from idempotency_keys where created_at < now() - ${RETENTION_HOURS} * interval '1 hour'`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}

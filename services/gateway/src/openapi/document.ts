@@ -1,0 +1,91 @@
+import { type ServiceName, serviceNames } from '@crm/contracts';
+import { type DescribedRoute, describeRoutes, headers as h, type Logger, OPENAPI_PATH } from '@crm/http';
+import { stringify } from 'yaml';
+import type { ServiceUrls } from '../health/health.ts';
+import { decorateOperation, sharedComponents } from './decorate.ts';
+
+type Paths = Record<string, Record<string, Record<string, any>>>;
+
+const DESCRIPTION = `Multi-tenant CRM API. Every request under \`/v1\` needs the account's API key in the \`x-api-key\` header.
+
+- **Errors** use one envelope: \`{ "error": { "type", "message", "details"?, "request_id" } }\`.
+- **Request ids**: send a UUID in \`X-Request-ID\` to correlate; every response carries one.
+- **Rate limits** per account: reads (GET, HEAD) 120/min, writes (POST, PUT, PATCH, DELETE) 30/min unless the operator changed them,
+  exact across gateway replicas (GCRA). Every response has \`RateLimit-Policy\` and \`RateLimit\`; over the limit → 429 \`rate_limited\` with \`Retry-After\`.
+  Requests without a valid key are limited per client address.
+- **Idempotency**: send \`Idempotency-Key\` on writes to retry safely. The first answer (status < 500, except validation errors) is stored 24 h and
+  replayed with \`Idempotent-Replayed: true\`; the same key with another method, path or body → 422 \`idempotency_key_reused\`; while the first request
+  runs → 409 \`idempotency_key_in_use\`. Multipart uploads are matched on method and path only.
+- **Lists**: \`per_page\` 1..100 (default 15), \`page\` from 1, \`sort=field\` or \`-field\`, \`updated_since\`; answers carry \`pagination\`.
+- **Audit**: every request is recorded (\`GET /v1/audit-logs\`), never with the key.`;
+
+export interface OpenApiSource {
+  urls: ServiceUrls;
+  internalToken: string;
+  logger: Logger;
+  /** The gateway's own routes (its Elysia route table). */
+  ownRoutes: () => DescribedRoute[];
+  /** How long a service's description is reused before it is asked again. */
+  cacheMs?: number;
+}
+
+/**
+ * Builds the one OpenAPI 3.1 document of the public API: each service describes its /v1
+ * routes from its TypeBox schemas (GET /internal/openapi.json); the gateway merges them with
+ * its own routes and adds security, shared headers and error responses. A service that does
+ * not answer contributes its last known description.
+ */
+export function createOpenApiDocument(source: OpenApiSource) {
+  const cacheMs = source.cacheMs ?? 10_000;
+  const known = new Map<ServiceName, { paths: Paths; fetchedAt: number }>();
+
+  async function servicePaths(name: ServiceName): Promise<Paths> {
+    const cached = known.get(name);
+    if (cached && Date.now() - cached.fetchedAt < cacheMs) return cached.paths;
+    try {
+      const response = await fetch(source.urls[name] + OPENAPI_PATH, {
+        headers: { [h.internalToken]: source.internalToken },
+        signal: AbortSignal.timeout(3000),
+      });
+      if (!response.ok) throw new Error(`status ${response.status}`);
+      const { paths } = (await response.json()) as { paths: Paths };
+      known.set(name, { paths, fetchedAt: Date.now() });
+      return paths;
+    } catch (error) {
+      source.logger.warn('service description unavailable', { service: name, error: String(error) });
+      return cached?.paths ?? {};
+    }
+  }
+
+  async function build(): Promise<Record<string, unknown>> {
+    const parts = await Promise.all(serviceNames.map(servicePaths));
+    const merged: Paths = {};
+    for (const paths of [describeRoutes(source.ownRoutes()), ...parts]) {
+      for (const [path, item] of Object.entries(paths)) merged[path] = { ...merged[path], ...structuredClone(item) };
+    }
+    const sorted: Paths = {};
+    for (const path of Object.keys(merged).sort()) {
+      sorted[path] = merged[path] as Paths[string];
+      for (const [method, operation] of Object.entries(sorted[path] as Paths[string])) decorateOperation(method, path, operation);
+    }
+    return {
+      openapi: '3.1.0',
+      info: { title: 'CRM API', version: '1.0.0', description: DESCRIPTION },
+      servers: [{ url: '/', description: 'This gateway (paths include the /v1 prefix)' }],
+      security: [{ ApiKey: [] }],
+      tags: [...new Set(Object.values(sorted).flatMap((item) => Object.values(item).flatMap((op) => op.tags ?? [])))]
+        .sort()
+        .map((name) => ({ name })),
+      paths: sorted,
+      components: sharedComponents(),
+    };
+  }
+
+  return {
+    build,
+    /** The document as YAML (what GET /openapi/v1.yaml serves). */
+    async yaml(): Promise<string> {
+      return stringify(await build(), { aliasDuplicateObjects: false });
+    },
+  };
+}
