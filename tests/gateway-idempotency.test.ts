@@ -1,0 +1,260 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { ServiceProcess } from '@crm/stack';
+import { type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
+
+let stack: Stack;
+let tenant: TestTenant;
+let replica: ServiceProcess;
+
+beforeAll(async () => {
+  stack = await sharedStack();
+  tenant = await stack.createTenant();
+  replica = await stack.startGatewayReplica();
+}, 180_000);
+
+afterAll(async () => {
+  await replica?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const newKey = () => `key-${crypto.randomUUID()}`;
+const keyed = (key: string) => ({ 'idempotency-key': key });
+
+async function contactCount(t: TestTenant, q: string): Promise<number> {
+  const res = await t.request('GET', `/v1/contacts?q=${encodeURIComponent(q)}`);
+  return res.body.pagination.total;
+}
+
+async function waitForClaim(tenantId: string, key: string) {
+  for (let i = 0; i < 100; i++) {
+    const { rows } = await stack.sql('select 1 from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenantId, key]);
+    if (rows.length > 0) return;
+    await sleep(20);
+  }
+  throw new Error('the first request never claimed the key');
+}
+
+describe('idempotency keys (contract §8)', () => {
+  test('a retry replays the same status, body and Location with Idempotent-Replayed and a new request id', async () => {
+    const key = newKey();
+    const name = `Idem ${crypto.randomUUID()}`;
+    const first = await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(key) });
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const second = await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(`"${key}"`) });
+    expect(second.status).toBe(201);
+    expect(second.text).toBe(first.text);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.headers.get('content-type')).toBe(first.headers.get('content-type'));
+    expect(second.headers.get('location')).toBe(first.headers.get('location'));
+    expect(second.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
+    expect(await contactCount(tenant, name)).toBe(1);
+  });
+
+  test('canonical JSON: the same fields in another order (at every depth) are the same body', async () => {
+    const key = newKey();
+    const name = `Canon ${crypto.randomUUID()}`;
+    const body = { name, type: 'client', location: { city: 'Vigo', country: 'ES' } };
+    const first = await tenant.request('POST', '/v1/contacts', { body, headers: keyed(key) });
+    const reordered = `{"location":{"country":"ES","city":"Vigo"},"type":"client","name":${JSON.stringify(name)}}`;
+    const second = await tenant.request('POST', '/v1/contacts', {
+      raw: reordered,
+      headers: { ...keyed(key), 'content-type': 'application/json' },
+    });
+    expect(first.status).toBe(201);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.body).toEqual(first.body);
+    expect(await contactCount(tenant, name)).toBe(1);
+  });
+
+  test('the same key with another body, path or method → 422 idempotency_key_reused', async () => {
+    const key = newKey();
+    const name = `Reuse ${crypto.randomUUID()}`;
+    expect((await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(key) })).status).toBe(201);
+    const otherBody = await tenant.request('POST', '/v1/contacts', { body: { name: `${name}!`, type: 'client' }, headers: keyed(key) });
+    expect(otherBody.status).toBe(422);
+    expect(otherBody.body.error.type).toBe('idempotency_key_reused');
+    const otherPath = await tenant.request('POST', '/v1/contacts/batch', { body: { name, type: 'client' }, headers: keyed(key) });
+    expect(otherPath.body.error.type).toBe('idempotency_key_reused');
+    const otherMethod = await tenant.request('PUT', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(key) });
+    expect(otherMethod.body.error.type).toBe('idempotency_key_reused');
+    expect(await contactCount(tenant, name)).toBe(1);
+  });
+
+  test('a malformed key is a 400 and nothing is executed', async () => {
+    const name = `Bad key ${crypto.randomUUID()}`;
+    for (const bad of ['x'.repeat(256), 'naïve', '""']) {
+      const res = await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(bad) });
+      expect(res.status).toBe(400);
+      expect(res.body.error.type).toBe('bad_request');
+    }
+    expect(await contactCount(tenant, name)).toBe(0);
+  });
+
+  test('validation errors are not stored: the corrected request with the same key executes', async () => {
+    const key = newKey();
+    const name = `Fixed ${crypto.randomUUID()}`;
+    const invalid = await tenant.request('POST', '/v1/contacts', { body: { type: 'client' }, headers: keyed(key) });
+    expect(invalid.status).toBe(422);
+    expect(invalid.body.error.type).toBe('validation_error');
+    const fixed = await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(key) });
+    expect(fixed.status).toBe(201);
+    expect(fixed.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  test('other 4xx answers of the service are stored and replayed', async () => {
+    const key = newKey();
+    const first = await tenant.request('DELETE', '/v1/contacts/no-such-contact', { headers: keyed(key) });
+    expect(first.status).toBe(404);
+    const second = await tenant.request('DELETE', '/v1/contacts/no-such-contact', { headers: keyed(key) });
+    expect(second.status).toBe(404);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.body.error.request_id).toBe(first.body.error.request_id);
+  });
+
+  test('gateway-made errors (429, 504) are not stored; the key stays usable', async () => {
+    const limited = await stack.createTenant({ limits: { write_per_minute: 1 } });
+    expect((await limited.request('DELETE', '/v1/contacts/x')).status).toBe(404);
+    const key = newKey();
+    const refused = await limited.request('POST', '/v1/contacts', { body: { name: 'Z', type: 'client' }, headers: keyed(key) });
+    expect(refused.status).toBe(429);
+    const stored = await stack.sql('select 1 from gateway.idempotency_keys where tenant_id = $1', [limited.tenantId]);
+    expect(stored.rows.length).toBe(0);
+
+    const impatient = await stack.startGatewayReplica({ UPSTREAM_TIMEOUT_MS: '300' });
+    const timeoutKey = newKey();
+    const name = `Timeout ${crypto.randomUUID()}`;
+    stack.processes.sales.child.kill('SIGSTOP');
+    try {
+      const timedOut = await send(impatient.url, 'POST', '/v1/contacts', {
+        body: { name, type: 'client' },
+        headers: { 'x-api-key': tenant.apiKey, ...keyed(timeoutKey) },
+      });
+      expect(timedOut.status).toBe(504);
+    } finally {
+      stack.processes.sales.child.kill('SIGCONT');
+      await impatient.stop();
+    }
+    const retried = await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(timeoutKey) });
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  test('keys are scoped per tenant: tenant B reusing tenant A’s key executes normally', async () => {
+    const other = await stack.createTenant();
+    const key = newKey();
+    const a = await tenant.request('POST', '/v1/contacts', { body: { name: 'Scoped A', type: 'client' }, headers: keyed(key) });
+    const b = await other.request('POST', '/v1/contacts', { body: { name: 'Scoped B', type: 'lead' }, headers: keyed(key) });
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(b.headers.get('idempotent-replayed')).toBeNull();
+    expect(b.body.data.name).toBe('Scoped B');
+  });
+
+  test('a duplicate while the first is in flight → 409 idempotency_key_in_use with Retry-After, on another replica too', async () => {
+    const key = newKey();
+    const name = `Inflight ${crypto.randomUUID()}`;
+    stack.processes.sales.child.kill('SIGSTOP');
+    let first: Promise<Awaited<ReturnType<TestTenant['request']>>>;
+    try {
+      first = tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(key) });
+      await waitForClaim(tenant.tenantId, key);
+      const duplicate = await send(replica.url, 'POST', '/v1/contacts', {
+        body: { name, type: 'client' },
+        headers: { 'x-api-key': tenant.apiKey, ...keyed(key) },
+      });
+      expect(duplicate.status).toBe(409);
+      expect(duplicate.body.error.type).toBe('idempotency_key_in_use');
+      expect(Number(duplicate.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    } finally {
+      stack.processes.sales.child.kill('SIGCONT');
+    }
+    const done = await first;
+    expect(done.status).toBe(201);
+    const replayed = await send(replica.url, 'POST', '/v1/contacts', {
+      body: { name, type: 'client' },
+      headers: { 'x-api-key': tenant.apiKey, ...keyed(key) },
+    });
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.text).toBe(done.text);
+    expect(await contactCount(tenant, name)).toBe(1);
+  });
+
+  test('the claim of a killed gateway expires after the upstream timeout plus margin, not 24 h later', async () => {
+    const doomed = await stack.startGatewayReplica({ UPSTREAM_TIMEOUT_MS: '1000', IDEMPOTENCY_CLAIM_MARGIN_MS: '1000' });
+    const key = newKey();
+    const name = `Orphan ${crypto.randomUUID()}`;
+    stack.processes.sales.child.kill('SIGSTOP');
+    try {
+      void send(doomed.url, 'POST', '/v1/contacts', {
+        body: { name, type: 'client' },
+        headers: { 'x-api-key': tenant.apiKey, ...keyed(key) },
+      }).catch(() => {});
+      await waitForClaim(tenant.tenantId, key);
+      await doomed.stop('SIGKILL');
+    } finally {
+      stack.processes.sales.child.kill('SIGCONT');
+    }
+    const during = await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(key) });
+    expect(during.status).toBe(409);
+    const { rows } = await stack.sql<{ seconds: number }>(
+      `select extract(epoch from locked_until - created_at) as seconds from gateway.idempotency_keys where tenant_id = $1 and key = $2`,
+      [tenant.tenantId, key],
+    );
+    expect(Number(rows[0]?.seconds)).toBeCloseTo(2, 0);
+    await sleep(2100);
+    const after = await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(key) });
+    expect(after.status).toBe(201);
+    expect(after.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  test('records are kept 24 h, then purged; an expired key executes anew', async () => {
+    const key = newKey();
+    const name = `Old ${crypto.randomUUID()}`;
+    expect((await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(key) })).status).toBe(201);
+    const aged = (hours: number) =>
+      stack.sql(`update gateway.idempotency_keys set created_at = now() - $3 * interval '1 hour' where tenant_id = $1 and key = $2`, [
+        tenant.tenantId,
+        key,
+        hours,
+      ]);
+    await aged(23.9);
+    const stillKept = await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(key) });
+    expect(stillKept.headers.get('idempotent-replayed')).toBe('true');
+
+    await aged(24.1);
+    const purger = await stack.startGatewayReplica({ PURGE_INTERVAL_MS: '200' });
+    let remaining = 1;
+    for (let i = 0; i < 50 && remaining > 0; i++) {
+      await sleep(100);
+      const { rows } = await stack.sql('select 1 from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, key]);
+      remaining = rows.length;
+    }
+    await purger.stop();
+    expect(remaining).toBe(0);
+    const anew = await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(key) });
+    expect(anew.status).toBe(201);
+    expect(anew.headers.get('idempotent-replayed')).toBeNull();
+    expect(await contactCount(tenant, name)).toBe(2);
+  });
+
+  test('multipart uploads are matched on method and path only: another file with the same key replays the first answer', async () => {
+    const created = await tenant.request('POST', '/v1/contacts', { body: { name: `Docs ${crypto.randomUUID()}`, type: 'client' } });
+    const contactId = created.body.data.id;
+    const key = newKey();
+    const upload = (text: string) => {
+      const form = new FormData();
+      form.append('file', new File([text], 'notes.txt', { type: 'text/plain' }));
+      return tenant.request('POST', `/v1/contacts/${contactId}/documents`, { raw: form, headers: keyed(key) });
+    };
+    const first = await upload('first file');
+    expect(first.status).toBe(201);
+    const second = await upload('a different file');
+    expect(second.status).toBe(201);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.text).toBe(first.text);
+    const docs = await tenant.request('GET', `/v1/contacts/${contactId}/documents`);
+    expect(docs.body.pagination.total).toBe(1);
+  });
+});
