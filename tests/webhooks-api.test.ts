@@ -32,7 +32,7 @@ describe('endpoint management', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.map((e: { type: string }) => e.type)).toEqual([...eventTypes]);
     for (const entry of res.body.data) expect(entry.description).toEqual(expect.any(String));
-  });
+  }, 30_000);
 
   test('POST creates an endpoint and shows its whsec_ secret once; GET /secret shows it again', async () => {
     const res = await tenant.request('POST', '/v1/webhooks', {
@@ -56,7 +56,7 @@ describe('endpoint management', () => {
     expect(Object.keys(got.body.data).sort()).toEqual(WEBHOOK_FIELDS);
     const secret = await tenant.request('GET', `/v1/webhooks/${hook.id}/secret`);
     expect(secret.body).toEqual({ data: { secret: hook.secret } });
-  });
+  }, 30_000);
 
   test('events omitted or ["*"] subscribe to everything', async () => {
     const omitted = await createWebhook(tenant, { url: receiver.url });
@@ -64,7 +64,7 @@ describe('endpoint management', () => {
     expect(omitted.events).toEqual(['*']);
     expect(star.events).toEqual(['*']);
     expect(omitted.description).toBeNull();
-  });
+  }, 30_000);
 
   test('a non-http(s) URL and unknown event types are 422 naming each field', async () => {
     const res = await tenant.request('POST', '/v1/webhooks', {
@@ -84,7 +84,7 @@ describe('endpoint management', () => {
     const notUrl = await tenant.request('POST', '/v1/webhooks', { body: { url: 'not a url' } });
     expect(notUrl.status).toBe(422);
     expect(notUrl.body.error.details).toEqual([{ field: 'url', message: expect.stringContaining('URL') }]);
-  });
+  }, 30_000);
 
   test('list is paginated and tenant-scoped; another tenant sees 404', async () => {
     const own = await createTenantWithHooks(3);
@@ -102,7 +102,7 @@ describe('endpoint management', () => {
     expect((await other.request('POST', `/v1/webhooks/${own.ids[0]}/test`)).status).toBe(404);
     expect((await other.request('GET', '/v1/webhooks')).body.data).toEqual([]);
     expect((await own.t.request('GET', '/v1/webhooks/abc')).status).toBe(404);
-  });
+  }, 30_000);
 
   test('PUT and PATCH update partially, enabled toggles, DELETE removes', async () => {
     const hook = await createWebhook(tenant, { url: receiver.url, events: ['order.created'], description: 'orders' });
@@ -124,7 +124,7 @@ describe('endpoint management', () => {
 
     expect((await tenant.request('DELETE', `/v1/webhooks/${hook.id}`)).body).toEqual({ deleted: true });
     expect((await tenant.request('GET', `/v1/webhooks/${hook.id}`)).status).toBe(404);
-  });
+  }, 30_000);
 });
 
 async function createTenantWithHooks(count: number) {
@@ -166,7 +166,7 @@ describe('delivery', () => {
       created_at: expect.any(String),
       next_attempt_at: null,
     });
-  });
+  }, 30_000);
 
   test('after rotate-secret deliveries carry both signatures; a receiver knowing either verifies', async () => {
     const hook = await createWebhook(tenant, { url: receiver.url });
@@ -182,7 +182,7 @@ describe('delivery', () => {
     const got = (await receiver.waitFor((all) => all.some((r) => r.body.id === eventId))).find((r) => r.body.id === eventId)!;
     expect(String(got.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(got.verifiedWith.sort()).toEqual([hook.secret, newSecret].sort());
-  });
+  }, 30_000);
 
   test('a 410 Gone disables the endpoint and fails the delivery', async () => {
     const gone = await startReceiver({ reply: () => ({ status: 410, body: 'gone' }) });
@@ -198,7 +198,7 @@ describe('delivery', () => {
     } finally {
       await gone.close();
     }
-  });
+  }, 30_000);
 
   test('a redirect is not followed: logged as a failed attempt with a retry scheduled', async () => {
     const redirecting = await startReceiver({ reply: () => ({ status: 302, headers: { location: receiver.url } }) });
@@ -214,7 +214,7 @@ describe('delivery', () => {
     } finally {
       await redirecting.close();
     }
-  });
+  }, 30_000);
 
   test('contact events reach only endpoints whose filter matches, with the contact in data', async () => {
     const t = await stack.createTenant();
@@ -231,7 +231,7 @@ describe('delivery', () => {
     expect(hits[0]!.verifiedWith).toEqual([created.secret]);
     const deletedLog = await t.request('GET', `/v1/webhooks/${deleted.id}/deliveries`);
     expect(deletedLog.body.data).toEqual([]);
-  });
+  }, 30_000);
 });
 
 async function waitForLog(webhookId: number, predicate: (rows: any[]) => boolean, timeoutMs = 15_000): Promise<any[]> {
