@@ -85,7 +85,15 @@ describe('create', () => {
 
   test('optional fields are null when omitted; an explicit primary wins', async () => {
     const { tenant } = await tenantWithCategories();
-    const data = await create(tenant, product('P-1', { rates: [{ sku: 'a', price: 1 }, { sku: 'b', price: 2, primary: true }] }));
+    const data = await create(
+      tenant,
+      product('P-1', {
+        rates: [
+          { sku: 'a', price: 1 },
+          { sku: 'b', price: 2, primary: true },
+        ],
+      }),
+    );
     expect(data).toMatchObject({ description: null, services: null, stock: null });
     expect(data.rates.map((r: any) => [r.sku, r.cost, r.primary])).toEqual([
       ['a', 0, false],
@@ -114,7 +122,14 @@ describe('create', () => {
     const res = await tenant.request('POST', '/v1/products', { body: { description: 'x', colour: 'red' } });
     expect(res.status).toBe(422);
     expect(res.body.error.type).toBe('validation_error');
-    expect(res.body.error.details.map((d: any) => d.field).sort()).toEqual(['colour', 'name', 'product_category_ref', 'rates', 'reference', 'vat']);
+    expect(res.body.error.details.map((d: any) => d.field).sort()).toEqual([
+      'colour',
+      'name',
+      'product_category_ref',
+      'rates',
+      'reference',
+      'vat',
+    ]);
     for (const field of ['name', 'vat', 'rates']) expect(res.body.error.message).toContain(`${field} is required`);
     expect(await countProducts(tenant)).toBe(0);
   });
@@ -122,10 +137,23 @@ describe('create', () => {
   test('bad values are named with their paths', async () => {
     const { tenant } = await tenantWithCategories();
     const res = await tenant.request('POST', '/v1/products', {
-      body: product('X', { vat: 101, stock: -1, rates: [{ sku: 'ok', price: 1 }, { sku: '', price: -1, cost: 'a' }] }),
+      body: product('X', {
+        vat: 101,
+        stock: -1,
+        rates: [
+          { sku: 'ok', price: 1 },
+          { sku: '', price: -1, cost: 'a' },
+        ],
+      }),
     });
     expect(res.status).toBe(422);
-    expect(res.body.error.details.map((d: any) => d.field).sort()).toEqual(['rates[1].cost', 'rates[1].price', 'rates[1].sku', 'stock', 'vat']);
+    expect(res.body.error.details.map((d: any) => d.field).sort()).toEqual([
+      'rates[1].cost',
+      'rates[1].price',
+      'rates[1].sku',
+      'stock',
+      'vat',
+    ]);
     const empty = await tenant.request('POST', '/v1/products', { body: product('X', { rates: [] }) });
     expect(empty.body.error.details).toEqual([{ field: 'rates', message: expect.stringContaining('at least 1') }]);
     expect(await countProducts(tenant)).toBe(0);
