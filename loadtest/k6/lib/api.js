@@ -13,7 +13,8 @@ export function tenants() {
 
 /** A unique-enough id for names and idempotency keys (k6 has no crypto.randomUUID in every mode). */
 export function uid() {
-  return `${Date.now().toString(36)}-${__VU}-${__ITER}-${Math.random().toString(36).slice(2, 10)}`;
+  const iteration = typeof __ITER === 'undefined' ? 's' : __ITER;
+  return `${Date.now().toString(36)}-${__VU}-${iteration}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
 /** Sends one request to the gateway with the tenant's key; `body` objects go as JSON. */
