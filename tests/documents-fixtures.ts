@@ -153,7 +153,7 @@ export const samples: Record<string, () => Uint8Array> = {
 export function uploadForm(fileName: string, content: Uint8Array | Blob, fields: Record<string, string> = {}): FormData {
   const form = new FormData();
   for (const [key, value] of Object.entries(fields)) form.set(key, value);
-  form.set('file', content instanceof Blob ? content : new Blob([content]), fileName);
+  form.set('file', content instanceof Blob ? content : new Blob([content as Uint8Array<ArrayBuffer>]), fileName);
   return form;
 }
 

@@ -69,7 +69,7 @@ describe('upload of every allowed type', () => {
       const download = await fetch(`${stack.gatewayUrl}/v1/documents/${doc.id}/content`, { headers: { 'x-api-key': tenant.apiKey } });
       expect(download.status).toBe(200);
       expect(download.headers.get('content-type')).toBe(mimeOf[extension] as string);
-      expect(new Uint8Array(await download.arrayBuffer())).toEqual(content);
+      expect(new Uint8Array(await download.arrayBuffer())).toEqual(content as Uint8Array<ArrayBuffer>);
       expect((await storedObjects(stack, tenant.tenantId)).keys).toContain(`${tenant.tenantId}/${doc.filename}`);
     });
   }
