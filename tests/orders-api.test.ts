@@ -160,6 +160,43 @@ describe('validation', () => {
     expect(negative.body.error.details.map((d: any) => d.field).sort()).toEqual(['products[0].cost', 'products[0].price']);
   });
 
+  test('schema errors and unresolvable references come together in one 422', async () => {
+    const { tenant } = await orderWorld(stack);
+    const res = await tenant.request('POST', '/v1/orders', {
+      body: orderBody({
+        enterprise_identifier: 'Nobody Inc',
+        products: [
+          { reference: 'WIDGET', rate_sku: 'NOPE' },
+          { reference: 'MISSING', discount: 150 },
+          { reference: 'WIDGET', quantity: 0 },
+        ],
+      }),
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details.map((d: any) => d.field)).toEqual([
+      'enterprise_identifier',
+      'products[0].rate_sku',
+      'products[1].discount',
+      'products[1].reference',
+      'products[2].quantity',
+    ]);
+    const batch = await tenant.request('POST', '/v1/orders/batch', {
+      body: { data: [orderBody({ user_email: 'ghost@acme.test' }), orderBody({ state: 'open', products: [{ reference: 'GONE' }] })] },
+    });
+    expect(batch.status).toBe(422);
+    expect(batch.body.error.details.map((d: any) => d.field)).toEqual([
+      'data[0].user_email',
+      'data[1].products[0].reference',
+      'data[1].state',
+    ]);
+    const order = await createOrder(tenant);
+    const update = await tenant.request('PUT', `/v1/orders/${order.reference}`, {
+      body: { opportunity_id: 987654, products: [{ reference: 'GONE', quantity: -1 }] },
+    });
+    expect(update.body.error.details.map((d: any) => d.field)).toEqual(['opportunity_id', 'products[0].quantity', 'products[0].reference']);
+    expect(await storedOrderCount(stack, tenant.tenantId)).toBe(1);
+  });
+
   test('required fields, types and unknown fields', async () => {
     const { tenant } = await orderWorld(stack);
     const missing = await tenant.request('POST', '/v1/orders', { body: {} });

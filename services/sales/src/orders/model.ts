@@ -1,7 +1,7 @@
 import { Pagination } from '@crm/db';
 import { type Static, t } from 'elysia';
 
-const ExtraFields = t.Record(t.String(), t.Unknown(), { description: 'Free-form key/value object (JSON ≤ 16 KB)' });
+const ExtraFields = t.Object({}, { additionalProperties: true, description: 'Free-form key/value object (JSON ≤ 16 KB)' });
 
 /** One product line of an order request. */
 export const OrderLineRequest = t.Object({

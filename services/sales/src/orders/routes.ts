@@ -1,6 +1,8 @@
 import { listQueryWith, pageRequest, paginationOf } from '@crm/db';
 import { requestContext, validationError } from '@crm/http';
+import type { TSchema } from '@sinclair/typebox';
 import { Elysia, t } from 'elysia';
+import { looseOrderErrors, schemaErrors } from './loose-validation.ts';
 import {
   CreateOrderRequest,
   CreateOrdersBatchRequest,
@@ -35,13 +37,34 @@ interface UpdateContext {
   requestId: string;
 }
 
+interface RawContext {
+  body: unknown;
+  tenantId: string;
+  requestId: string;
+}
+
+const single = (body: unknown) => [{ item: body, prefix: '' }];
+const batchItems = (body: unknown) => {
+  const data = (body as { data?: unknown } | null)?.data;
+  return Array.isArray(data) ? data.map((item, i) => ({ item, prefix: `data[${i}].` })) : [];
+};
+
 /** Orders (contract §13): CRUD and batch create under /v1/orders. */
 export function ordersRoutes(deps: OrdersDeps) {
+  // Runs before Elysia's own validation: a body failing its schema gets ONE 422 naming the
+  // schema errors and the unresolvable references together (see loose-validation.ts).
+  const validateWhole =
+    (schema: TSchema, itemsOf: (body: unknown) => { item: unknown; prefix: string }[]) =>
+    async ({ body, tenantId, requestId }: RawContext) => {
+      const details = schemaErrors(schema, body);
+      if (details.length > 0) throw validationError(await looseOrderErrors(deps, { tenantId, requestId }, details, itemsOf(body)));
+    };
   const update = ({ params, body, tenantId, requestId }: UpdateContext) =>
     updateOrder(deps, { tenantId, requestId }, params.reference, body).then((data) => ({ data }));
   const updateHook = {
     params: ReferenceParams,
     body: UpdateOrderRequest,
+    transform: validateWhole(UpdateOrderRequest, single),
     response: { 200: OrderEnvelope },
   };
   return new Elysia({ name: 'sales-orders' })
@@ -55,6 +78,7 @@ export function ordersRoutes(deps: OrdersDeps) {
       },
       {
         body: CreateOrderRequest,
+        transform: validateWhole(CreateOrderRequest, single),
         response: { 201: OrderEnvelope },
         detail: {
           summary: 'Create an order',
@@ -75,6 +99,7 @@ export function ordersRoutes(deps: OrdersDeps) {
       },
       {
         body: CreateOrdersBatchRequest,
+        transform: validateWhole(CreateOrdersBatchRequest, batchItems),
         response: { 201: OrderBatchResponse },
         detail: { summary: 'Create up to 100 orders, all or nothing', tags },
       },
