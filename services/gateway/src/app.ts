@@ -62,7 +62,12 @@ export function createApp(deps: GatewayDeps) {
     .use(adminRoutes({ db, nc: deps.nc, sales }, config.ADMIN_TOKEN))
     .use(healthRoutes(urls))
     .use(auditRoutes(db));
-  const openapi = createOpenApiDocument({ urls, internalToken: config.INTERNAL_TOKEN, logger, ownRoutes: () => app.routes });
+  const openapi = createOpenApiDocument({
+    urls,
+    internalToken: config.INTERNAL_TOKEN,
+    logger,
+    ownRoutes: () => app.routes.filter((r) => r.path !== '/v1/openapi/v1.yaml'),
+  });
   app.use(openApiRoutes(openapi.yaml));
 
   const handlePublic = createPublicApi({
