@@ -1,13 +1,28 @@
 import { type ErrorDetail, validationDetails, validationError } from '@crm/http';
-import type { TSchema } from '@sinclair/typebox';
+import { Kind, type TSchema } from '@sinclair/typebox';
+import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 
 /** A rule check a schema cannot express (unknown type, unknown user…); tolerates malformed input. */
 export type RuleCheck = (body: unknown, tenantId: string) => Promise<ErrorDetail[]>;
 
+/**
+ * A nullable field (`location: {...} | null`) fails as one vague union error; when the value is
+ * not null, report the non-null variant's own errors (`location.city`, `email` format) instead.
+ */
+function expandUnions(errors: Iterable<ValueError>): ValueError[] {
+  return [...errors].flatMap((error) => {
+    if (error.type !== ValueErrorType.Union || error.value === null) return [error];
+    const variants = (error.schema.anyOf as TSchema[]).map((variant, i) => ({ variant, errors: error.errors[i] }));
+    const nonNull = variants.filter(({ variant }) => variant[Kind] !== 'Null');
+    if (nonNull.length !== 1 || nonNull.length === variants.length) return [error];
+    return expandUnions((nonNull[0] as (typeof nonNull)[number]).errors ?? []);
+  });
+}
+
 /** Schema failures of a value as field details, worded like the kit's own validation errors. */
 export function schemaErrors(schema: TSchema, value: unknown): ErrorDetail[] {
-  return validationDetails([...Value.Errors(schema, value)]);
+  return validationDetails(expandUnions(Value.Errors(schema, value)));
 }
 
 /** Schema details first, then rule details for fields the schema did not already report. */
