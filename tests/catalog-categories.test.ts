@@ -72,6 +72,11 @@ describe('create', () => {
     const fields = res.body.error.details.map((d: any) => d.field).sort();
     expect(fields).toEqual(['colour', 'name', 'parent_id', 'reference']);
     expect(res.body.error.message).toContain('reference is required');
+    for (const parent_id of ['5', 1.5, 99_999_999_999]) {
+      const bad = await tenant.request('POST', '/v1/product-categories', { body: { name: 'N', reference: 'r', parent_id } });
+      expect(bad.status).toBe(422);
+      expect(bad.body.error.details.map((d: any) => d.field)).toEqual(['parent_id']);
+    }
   });
 
   test('duplicate reference in a tenant → 409; another tenant may use it', async () => {

@@ -1,4 +1,5 @@
 import { Pagination } from '@crm/db';
+import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
 
 const Reference = t.String({ minLength: 1, maxLength: 255, description: 'Unique per account' });
@@ -6,10 +7,10 @@ const Name = t.String({ minLength: 1, maxLength: 255 });
 
 /** Fields every category response carries (the `category` of a product has exactly these). */
 const categoryFields = {
-  id: t.Integer(),
+  id: Type.Integer(),
   name: t.String(),
   reference: t.String(),
-  parent_id: t.Union([t.Integer(), t.Null()], { description: 'null for a root category' }),
+  parent_id: t.Union([Type.Integer(), t.Null()], { description: 'null for a root category' }),
   has_products: t.Boolean({ description: 'true when this category itself has products' }),
   has_objectives: t.Boolean({ description: 'always false; objectives are not part of this API' }),
   created_at: t.String({ format: 'date-time' }),
@@ -36,14 +37,18 @@ export const ProductCategoryTree = t.Unsafe<ProductCategoryTree>(
 export const CreateCategoryBody = t.Object({
   name: Name,
   reference: Reference,
-  parent_id: t.Optional(t.Union([t.Integer({ minimum: 0 }), t.Null()], { description: 'omit, 0 or null for a root category' })),
+  parent_id: t.Optional(
+    t.Union([Type.Integer({ minimum: 0, maximum: 2_147_483_647 }), t.Null()], { description: 'omit, 0 or null for a root category' }),
+  ),
 });
 export type CreateCategoryBody = Static<typeof CreateCategoryBody>;
 
 export const UpdateCategoryBody = t.Object({
   name: t.Optional(Name),
   reference: t.Optional(Reference),
-  parent_id: t.Optional(t.Union([t.Integer({ minimum: 0 }), t.Null()], { description: '0 or null moves the category to the root' })),
+  parent_id: t.Optional(
+    t.Union([Type.Integer({ minimum: 0, maximum: 2_147_483_647 }), t.Null()], { description: '0 or null moves the category to the root' }),
+  ),
 });
 export type UpdateCategoryBody = Static<typeof UpdateCategoryBody>;
 

@@ -1,4 +1,5 @@
 import { listQueryWith, Pagination } from '@crm/db';
+import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
 import { ProductCategory } from '../categories/model.ts';
 
@@ -47,16 +48,16 @@ export type UpdateProductBody = Static<typeof UpdateProductBody>;
 
 export const BatchProductBody = t.Object({ data: t.Array(CreateProductBody, { minItems: 1, maxItems: 100 }) });
 
-export const Rate = t.Object({ id: t.Integer(), sku: t.String(), cost: t.Number(), price: t.Number(), primary: t.Boolean() });
+export const Rate = t.Object({ id: Type.Integer(), sku: t.String(), cost: t.Number(), price: t.Number(), primary: t.Boolean() });
 export type Rate = Static<typeof Rate>;
 
 export const Product = t.Object({
-  id: t.Integer(),
+  id: Type.Integer(),
   reference: t.String(),
   name: t.String(),
   description: t.Union([t.String(), t.Null()]),
-  vat_id: t.Integer({ description: "The account's VAT rate with the requested percentage" }),
-  product_category_id: t.Integer(),
+  vat_id: Type.Integer({ description: "The account's VAT rate with the requested percentage" }),
+  product_category_id: Type.Integer(),
   services: t.Union([t.String(), t.Null()]),
   stock: t.Union([t.Number(), t.Null()]),
   rates: t.Array(Rate),
@@ -68,7 +69,9 @@ export type Product = Static<typeof Product>;
 
 export const ProductQuery = listQueryWith({
   q: t.Optional(t.String({ description: 'Case-insensitive substring of the name or reference' })),
-  product_category_id: t.Optional(t.Integer({ minimum: 1, description: 'Only products of this category (not of its descendants)' })),
+  product_category_id: t.Optional(
+    t.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Only products of this category (not of its descendants)' }),
+  ),
 });
 export type ProductQuery = Static<typeof ProductQuery>;
 
