@@ -16,8 +16,8 @@ export const options = {
   thresholds: {
     op_failed: [`rate<${maxFailed}`],
     checks: [`rate>${1 - Number(maxFailed)}`],
-    'http_req_duration{phase:main}': [`p(95)<${__ENV.P95_MS || 500}`, `p(99)<${__ENV.P99_MS || 1500}`],
-    'http_req_duration{name:GET /v1/contacts/{id}}': [`p(95)<${__ENV.READ_P95_MS || 250}`],
+    'http_req_duration{phase:main}': [`p(95)<${__ENV.P95_MS || 800}`, `p(99)<${__ENV.P99_MS || 2000}`],
+    'http_req_duration{name:GET /v1/contacts/{id}}': [`p(95)<${__ENV.READ_P95_MS || 400}`],
   },
 };
 

@@ -2,6 +2,8 @@
 export interface Received {
   id: string;
   type: string;
+  /** The request path, so one receiver can serve several webhooks (`/hooks/<label>`). */
+  path: string;
   at: number;
 }
 
@@ -22,7 +24,7 @@ export function startWebhookReceiver() {
       } catch {
         // not JSON: still counted under its webhook-id
       }
-      received.push({ id: request.headers.get('webhook-id') ?? '', type, at: Date.now() });
+      received.push({ id: request.headers.get('webhook-id') ?? '', type, path: new URL(request.url).pathname, at: Date.now() });
       return new Response(null, { status: 204 });
     },
   });

@@ -1,7 +1,11 @@
 // Test data every mixed scenario needs, created in k6's setup() with the tenant's own key:
 // a product (so orders have a line) and a pool of contacts to read, order for and upload to.
 import { fail } from 'k6';
+import { Counter } from 'k6/metrics';
 import { call, contactBody, dataOf, uid } from './api.js';
+
+/** Contacts created by setup(), so row counts can be compared with what k6 saw accepted. */
+const seededContacts = new Counter('seeded_contacts');
 
 /** Creates a category, a product and `contacts` contacts for one tenant; returns their ids. */
 export function seedTenant(tenant, contacts = 50) {
@@ -37,6 +41,7 @@ export function seedTenant(tenant, contacts = 50) {
       if (one.status === 201) ids.push(dataOf(one).id);
     }
   }
+  seededContacts.add(ids.length);
   if (ids.length === 0) fail(`seeding contacts failed for tenant ${tenant.tenant_id}`);
   const productOk = category.status === 201 && product.status === 201;
   if (!productOk) console.warn(`seeding the catalog failed (${category.status}/${product.status}); order writes will fail`);

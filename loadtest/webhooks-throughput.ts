@@ -1,0 +1,120 @@
+// `npx bun loadtest/webhooks-throughput.ts`: events per second from write to webhook delivery, and
+// commit→receipt latency. Writes EVENTS contacts (default 2000) through the gateway with
+// CONCURRENCY parallel writers (default 16) to a tenant whose webhook (contact.created) points at a
+// local receiver that verifies every signature like a customer would. Latency = receipt time minus
+// the event's `timestamp` (the outbox row's commit-time clock, same machine). Then a backlog run:
+// BACKLOG contacts (default 2000) written while the webhooks service is stopped, drained on restart.
+// Uses the running stack when GATEWAY_URL and ADMIN_TOKEN are set (backlog run skipped then).
+import { type Stack, startStack } from '@crm/testing';
+import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+
+const EVENTS = Number(process.env.EVENTS ?? 2000);
+const BACKLOG = Number(process.env.BACKLOG ?? 2000);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
+const log = (m: string) => console.log(`[webhooks-throughput] ${m}`);
+
+interface Api {
+  request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+}
+
+function apiFor(gatewayUrl: string, apiKey: string): Api {
+  return {
+    async request(method, path, body) {
+      const res = await fetch(gatewayUrl + path, {
+        method,
+        headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: await res.json().catch(() => null) };
+    },
+  };
+}
+
+async function provision(gatewayUrl: string, adminToken: string, receiver: Receiver, label: string): Promise<Api> {
+  const res = await fetch(`${gatewayUrl}/admin/tenants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: `webhooks-throughput ${label}`, limits: { read_per_minute: 1_000_000, write_per_minute: 1_000_000 } }),
+  });
+  const { data } = (await res.json()) as { data: { api_key: string } };
+  const api = apiFor(gatewayUrl, data.api_key);
+  const hook = await api.request('POST', '/v1/webhooks', { url: `${receiver.url}/${label}`, events: ['contact.created'] });
+  if (hook.status !== 201) throw new Error(`webhook creation failed: ${hook.status} ${JSON.stringify(hook.body)}`);
+  receiver.trust(hook.body.data.secret);
+  return api;
+}
+
+async function writeContacts(api: Api, count: number, label: string): Promise<{ startedAt: number; endedAt: number }> {
+  const startedAt = Date.now();
+  let next = 0;
+  const writer = async () => {
+    while (next < count) {
+      const i = next++;
+      const res = await api.request('POST', '/v1/contacts', { name: `${label} ${i}`, type: 'client' });
+      if (res.status !== 201) throw new Error(`write ${i} failed: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, writer));
+  return { startedAt, endedAt: Date.now() };
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+
+/** Waits for `count` deliveries on `/label` and reports rates and latencies. */
+async function measure(receiver: Receiver, label: string, count: number, window: { startedAt: number; endedAt: number }, from?: number) {
+  const mine = () => receiver.received.filter((r) => r.headers['webhook-id'] && String(r.body.data?.name ?? '').startsWith(`${label} `));
+  await receiver.waitFor(() => mine().length >= count, 300_000);
+  await new Promise((r) => setTimeout(r, 1000));
+  const hits = mine();
+  const latencies = hits.map((h) => h.receivedAt - Date.parse(h.body.timestamp)).sort((a, b) => a - b);
+  const lastReceipt = Math.max(...hits.map((h) => h.receivedAt));
+  const deliverySeconds = (lastReceipt - (from ?? window.startedAt)) / 1000;
+  return {
+    events: count,
+    received: hits.length,
+    duplicates: hits.length - new Set(hits.map((h) => h.headers['webhook-id'])).size,
+    unverified: hits.filter((h) => h.verifiedWith.length === 0).length,
+    writes_per_s: Math.round(count / ((window.endedAt - window.startedAt) / 1000)),
+    delivered_per_s: Math.round(count / deliverySeconds),
+    p50_ms: percentile(latencies, 50),
+    p95_ms: percentile(latencies, 95),
+    p99_ms: percentile(latencies, 99),
+    max_ms: latencies.at(-1),
+  };
+}
+
+const receiver = await startReceiver({ reply: () => ({ status: 204 }) });
+const external = process.env.GATEWAY_URL && process.env.ADMIN_TOKEN;
+let stack: Stack | undefined;
+const gatewayUrl = external ? (process.env.GATEWAY_URL as string).replace(/\/$/, '') : undefined;
+try {
+  if (!external) {
+    log('starting a stack of its own…');
+    stack = await startStack({ env: { LOG_LEVEL: 'warn' } });
+  }
+  const url = gatewayUrl ?? (stack as Stack).gatewayUrl;
+  const token = external ? (process.env.ADMIN_TOKEN as string) : (stack as Stack).adminToken;
+
+  const live = await provision(url, token, receiver, 'live');
+  await writeContacts(live, 50, 'warmup');
+  log(`live: ${EVENTS} contact writes, ${CONCURRENCY} writers…`);
+  const liveWindow = await writeContacts(live, EVENTS, 'live');
+  const liveResult = await measure(receiver, 'live', EVENTS, liveWindow);
+  log(`live: ${JSON.stringify(liveResult)}`);
+
+  if (stack && BACKLOG > 0) {
+    const backlog = await provision(url, token, receiver, 'backlog');
+    await stack.stopProcess('webhooks');
+    log(`backlog: ${BACKLOG} writes while the webhooks service is stopped…`);
+    const window = await writeContacts(backlog, BACKLOG, 'backlog');
+    const restartedAt = Date.now();
+    await stack.restartProcess('webhooks');
+    const backlogResult = await measure(receiver, 'backlog', BACKLOG, window, restartedAt);
+    log(`backlog (delivered_per_s counted from restart, latency includes the downtime): ${JSON.stringify(backlogResult)}`);
+  }
+} finally {
+  await receiver.close();
+  await stack?.stop();
+}
+process.exit(0);
