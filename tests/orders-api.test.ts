@@ -207,6 +207,12 @@ describe('validation', () => {
     const wrong = await tenant.request('POST', '/v1/orders', { body: orderBody({ state: -1, date_limit: '31/12/2026', colour: 'red' }) });
     expect(wrong.status).toBe(422);
     expect(wrong.body.error.details.map((d: any) => d.field).sort()).toEqual(['colour', 'date_limit', 'state']);
+    expect(wrong.body.error.message).toContain('state must be >= 0');
+    const stringly = await tenant.request('POST', '/v1/orders', { body: orderBody({ state: '3', opportunity_id: '1' }) });
+    expect(stringly.body.error.details).toEqual([
+      { field: 'opportunity_id', message: expect.any(String) },
+      { field: 'state', message: 'must be an integer' },
+    ]);
     const put = await tenant.request('PUT', '/v1/orders/x', { body: { enterprise_identifier: 'Acme Ltd' } });
     expect(put.status).toBe(422);
   });

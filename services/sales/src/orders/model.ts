@@ -1,5 +1,9 @@
 import { Pagination } from '@crm/db';
+import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
+
+// Body integers are plain JSON integers (Elysia's t.Integer would also accept numeric strings).
+const Integer = Type.Integer;
 
 const ExtraFields = t.Object({}, { additionalProperties: true, description: 'Free-form key/value object (JSON ≤ 16 KB)' });
 
@@ -25,9 +29,9 @@ export const CreateOrderRequest = t.Object({
   ),
   enterprise_identifier: t.String({ minLength: 1, maxLength: 255, description: 'Contact id, name, e-mail or CIF' }),
   user_email: t.String({ format: 'email', maxLength: 255, description: "An account user's e-mail" }),
-  opportunity_id: t.Optional(t.Union([t.Integer({ minimum: 1 }), t.Null()])),
+  opportunity_id: t.Optional(t.Union([Integer({ minimum: 1 }), t.Null()])),
   date_limit: t.String({ format: 'date', description: 'YYYY-MM-DD' }),
-  state: t.Integer({ minimum: 0 }),
+  state: Integer({ minimum: 0 }),
   comments: t.Optional(t.Union([t.String({ maxLength: 65535 }), t.Null()])),
   extra_fields: t.Optional(t.Union([ExtraFields, t.Null()])),
   products: t.Optional(Lines),
@@ -36,9 +40,9 @@ export type CreateOrderRequest = Static<typeof CreateOrderRequest>;
 
 /** PUT/PATCH /orders/{reference}: partial; omitted fields are kept, null clears a nullable one. */
 export const UpdateOrderRequest = t.Object({
-  opportunity_id: t.Optional(t.Union([t.Integer({ minimum: 1 }), t.Null()])),
+  opportunity_id: t.Optional(t.Union([Integer({ minimum: 1 }), t.Null()])),
   date_limit: t.Optional(t.String({ format: 'date', description: 'YYYY-MM-DD' })),
-  state: t.Optional(t.Integer({ minimum: 0 })),
+  state: t.Optional(Integer({ minimum: 0 })),
   comments: t.Optional(t.Union([t.String({ maxLength: 65535 }), t.Null()])),
   extra_fields: t.Optional(t.Union([ExtraFields, t.Null()])),
   products: t.Optional(Lines),
@@ -50,7 +54,7 @@ export const CreateOrdersBatchRequest = t.Object({ data: t.Array(CreateOrderRequ
 
 /** A product line as the API returns it: a snapshot of the product taken when the line was written. */
 export const OrderLine = t.Object({
-  id: t.Integer({ description: 'Product id' }),
+  id: Integer({ description: 'Product id' }),
   reference: t.String(),
   name: t.String({ description: 'Product name when the line was written' }),
   pivot: t.Object({
@@ -66,21 +70,21 @@ export const OrderLine = t.Object({
 
 /** One entry of an order's state history. */
 export const OrderState = t.Object({
-  id: t.Integer(),
-  state: t.Integer(),
+  id: Integer(),
+  state: Integer(),
   amount: t.Number({ description: 'Order total when the state was entered' }),
   created_at: t.String({ format: 'date-time' }),
 });
 
 /** The Order resource. */
 export const Order = t.Object({
-  id: t.Integer(),
+  id: Integer(),
   reference: t.String(),
-  enterprise_id: t.Integer(),
-  user_id: t.Integer(),
-  opportunity_id: t.Union([t.Integer(), t.Null()]),
+  enterprise_id: Integer(),
+  user_id: Integer(),
+  opportunity_id: t.Union([Integer(), t.Null()]),
   date_limit: t.String({ format: 'date' }),
-  state: t.Integer(),
+  state: Integer(),
   comments: t.Union([t.String(), t.Null()]),
   extra_fields: t.Union([ExtraFields, t.Null()]),
   total: t.Number({ description: 'Σ price × quantity × (1 − discount/100), rounded to 2 decimals' }),
