@@ -17,6 +17,7 @@ describe('validationDetails', () => {
       { path: '/name', message: 'Expected string', type: 54 },
       { path: '/bogus', message: 'Unexpected property', type: 42 },
       { path: '/rates/0/price', message: 'Expected number to be greater or equal to 0', type: 39 },
+      { path: '/products/2/quantity', message: 'Expected number to be greater than 0', type: 40 },
       { path: '/location', message: 'Expected object', type: 46 },
       { path: '/location/city', message: 'Expected string', type: 54 },
       { path: '/email', message: "Expected string to match 'email' format", type: 50 },
@@ -25,6 +26,7 @@ describe('validationDetails', () => {
       { field: 'name', message: 'is required' },
       { field: 'bogus', message: 'is not a known field' },
       { field: 'rates[0].price', message: 'must be >= 0' },
+      { field: 'products[2].quantity', message: 'must be > 0' },
       { field: 'location', message: 'must be an object' },
       { field: 'email', message: 'must be a valid e-mail address' },
     ]);

@@ -33,6 +33,10 @@ function describe(error: SchemaError): string {
   return `must be ${message}`
     .replace('must be a valid email', 'must be a valid e-mail address')
     .replace('must be number to be greater or equal to', 'must be >=')
+    .replace('must be number to be greater than', 'must be >')
+    .replace('must be number to be less than', 'must be <')
+    .replace('must be integer to be greater than', 'must be >')
+    .replace('must be integer to be less than', 'must be <')
     .replace('must be number to be less or equal to', 'must be <=')
     .replace('must be integer to be greater or equal to', 'must be >=')
     .replace('must be integer to be less or equal to', 'must be <=')
