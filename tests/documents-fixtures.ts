@@ -205,8 +205,11 @@ export async function storedObjects(stack: Stack, tenantId: string): Promise<{ k
   const s3 = s3Client(stack.s3);
   try {
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: stack.bucket, Prefix: `${tenantId}/` }));
-    const pending = await s3.send(new ListMultipartUploadsCommand({ Bucket: stack.bucket, Prefix: `${tenantId}/` }));
-    return { keys: (listed.Contents ?? []).map((o) => o.Key as string), pendingUploads: (pending.Uploads ?? []).length };
+    const pending = await s3.send(new ListMultipartUploadsCommand({ Bucket: stack.bucket }));
+    return {
+      keys: (listed.Contents ?? []).map((o) => o.Key as string),
+      pendingUploads: (pending.Uploads ?? []).filter((u) => u.Key?.startsWith(`${tenantId}/`)).length,
+    };
   } finally {
     s3.destroy();
   }
