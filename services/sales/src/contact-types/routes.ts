@@ -1,10 +1,11 @@
 import { requestContext } from '@crm/http';
+import { Type } from '@sinclair/typebox';
 import { Elysia, t } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 import { tenantContactTypes } from './repo.ts';
 
-const ContactType = t.Object({ id: t.Integer(), reference: t.String(), name: t.String() });
+const ContactType = t.Object({ id: Type.Integer(), reference: t.String(), name: t.String() });
 
 /**
  * GET /v1/contacts/types. Registered before the contacts routes; Elysia's router prefers the

@@ -1,5 +1,6 @@
 import { AccountUser } from '@crm/contracts';
 import { listQueryWith, Pagination } from '@crm/db';
+import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
 
 const text = (description?: string) => t.String({ maxLength: 255, description });
@@ -9,7 +10,7 @@ const nullable = <S extends Parameters<typeof t.Nullable>[0]>(schema: S) => t.Op
 export const ExtraFields = t.Object({}, { additionalProperties: true, description: 'Free-form key/value object, JSON ≤ 16 KB' });
 
 const locationFields = {
-  primary: nullable(t.Integer()),
+  primary: nullable(Type.Integer()),
   direction: nullable(text()),
   city: nullable(text()),
   postal: nullable(text()),
@@ -25,8 +26,8 @@ export type LocationInput = Static<typeof LocationInput>;
 
 /** A contact's location as the API returns it. */
 export const Location = t.Object({
-  id: t.Integer(),
-  primary: t.Nullable(t.Integer()),
+  id: Type.Integer(),
+  primary: t.Nullable(Type.Integer()),
   direction: t.Nullable(t.String()),
   city: t.Nullable(t.String()),
   postal: t.Nullable(t.String()),
@@ -39,7 +40,7 @@ export type Location = Static<typeof Location>;
 
 /** A contact as the API returns it. */
 export const Contact = t.Object({
-  id: t.Integer(),
+  id: Type.Integer(),
   name: t.String(),
   type: t.String({ description: 'Contact type reference' }),
   email: t.Nullable(t.String()),

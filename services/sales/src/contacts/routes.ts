@@ -17,7 +17,7 @@ import {
 } from './model.ts';
 import { contactRuleErrors } from './rules.ts';
 import { createContacts, deleteContact, getContact, listContacts, updateContact } from './service.ts';
-import { isPlainObject, validateBodyWithRules } from './validation.ts';
+import { checkListQuery, isPlainObject, validateBodyWithRules } from './validation.ts';
 
 const SORTABLE = ['id', 'name', 'created_at', 'updated_at'] as const;
 const TAGS = ['Contacts'];
@@ -80,6 +80,7 @@ export function contactsRoutes(db: Kysely<SalesDatabase>) {
       },
       {
         query: ContactListQuery,
+        transform: checkListQuery(SORTABLE),
         response: { 200: ContactListResponse },
         detail: {
           summary: 'List contacts',

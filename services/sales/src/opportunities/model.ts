@@ -1,4 +1,5 @@
 import { listQueryWith, Pagination } from '@crm/db';
+import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
 import { ExtraFields } from '../contacts/model.ts';
 
@@ -9,14 +10,14 @@ const MAX_AMOUNT = 999_999_999_999.99; // numeric(14, 2)
 
 /** An opportunity as the API returns it (contract §12). */
 export const Opportunity = t.Object({
-  id: t.Integer(),
+  id: Type.Integer(),
   name: t.String(),
-  enterprise_id: t.Integer({ description: 'The contact (enterprise) id' }),
-  user_id: t.Nullable(t.Integer({ description: 'The owning account user' })),
+  enterprise_id: Type.Integer({ description: 'The contact (enterprise) id' }),
+  user_id: t.Nullable(Type.Integer({ description: 'The owning account user' })),
   amount: t.Number(),
   currency: t.String({ description: 'ISO 4217 code' }),
   status: Status,
-  probability: t.Nullable(t.Integer()),
+  probability: t.Nullable(Type.Integer()),
   close_date: t.Nullable(t.String({ format: 'date' })),
   comments: t.Nullable(t.String()),
   extra_fields: t.Nullable(t.Record(t.String(), t.Unknown())),
@@ -30,7 +31,7 @@ const optionalFields = {
   amount: t.Optional(t.Number({ minimum: 0, maximum: MAX_AMOUNT, description: 'Rounded to 2 decimals; default 0' })),
   currency: t.Optional(t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217, default EUR' })),
   status: t.Optional(Status),
-  probability: nullable(t.Integer({ minimum: 0, maximum: 100 })),
+  probability: nullable(Type.Integer({ minimum: 0, maximum: 100 })),
   close_date: nullable(t.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD' })),
   comments: nullable(t.String({ maxLength: 65_535 })),
   extra_fields: nullable(ExtraFields),

@@ -4,7 +4,7 @@ import { notFound, requestContext, validationError } from '@crm/http';
 import { Elysia, t } from 'elysia';
 import type { Kysely } from 'kysely';
 import { DeletedResponse } from '../contacts/model.ts';
-import { isPlainObject, validateBodyWithRules } from '../contacts/validation.ts';
+import { checkListQuery, isPlainObject, validateBodyWithRules } from '../contacts/validation.ts';
 import type { SalesDatabase } from '../db/database.ts';
 import {
   OpportunityBatch,
@@ -86,6 +86,7 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
       },
       {
         query: OpportunityListQuery,
+        transform: checkListQuery(SORTABLE, [{ name: 'enterprise_id', min: 1 }]),
         response: { 200: OpportunityListResponse },
         detail: {
           summary: 'List opportunities',
