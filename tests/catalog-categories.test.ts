@@ -234,6 +234,18 @@ describe('update', () => {
     expect(up.status).toBe(200);
   });
 
+  test('two crossing moves at once cannot make a cycle: one wins, the other is a 422', async () => {
+    const tenant = await stack.createTenant();
+    const a = await createCategory(tenant, { name: 'A', reference: 'a' });
+    const b = await createCategory(tenant, { name: 'B', reference: 'b' });
+    const results = await Promise.all([
+      tenant.request('PUT', `/v1/product-categories/${a.id}`, { body: { parent_id: b.id } }),
+      tenant.request('PUT', `/v1/product-categories/${b.id}`, { body: { parent_id: a.id } }),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 422]);
+    expect((await tenant.request('GET', '/v1/product-categories')).body.data).toHaveLength(1);
+  });
+
   test("another tenant's category cannot be updated or deleted (404)", async () => {
     const [tenant, other] = await Promise.all([stack.createTenant(), stack.createTenant()]);
     const cat = await createCategory(tenant, { name: 'Mine', reference: 'mine' });

@@ -163,6 +163,15 @@ describe('update', () => {
   });
 });
 
+describe('races', () => {
+  test('two creates with the same reference and sku at once: one 201, one 409', async () => {
+    const { tenant } = await tenantWithCategories();
+    const results = await Promise.all([0, 1, 2].map(() => tenant.request('POST', '/v1/products', { body: product('RACE') })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+    expect(refs(await tenant.request('GET', '/v1/products'))).toEqual(['RACE']);
+  });
+});
+
 describe('delete', () => {
   test('DELETE removes the product and its rates; then 404', async () => {
     const { tenant } = await tenantWithCategories();
