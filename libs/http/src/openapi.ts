@@ -14,30 +14,27 @@ export interface DescribedRoute {
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
 
-/** Drops what OpenAPI 3.1 tools misread: OAS 3.0 `nullable`, defaults of coercion branches, TypeBox symbols. */
+/** Elysia coerces numbers through `anyOf [string with format integer|numeric, number]`: keep the number. */
+function collapseCoercion(schema: JsonSchema): JsonSchema {
+  const branches = schema.anyOf;
+  if (!Array.isArray(branches) || branches.length !== 2) return schema;
+  const numeric = branches.find((b: JsonSchema) => b.type === 'integer' || b.type === 'number');
+  const coercion = branches.find((b: JsonSchema) => b.type === 'string' && (b.format === 'integer' || b.format === 'numeric'));
+  if (!numeric || !coercion) return schema;
+  const { anyOf: _ignored, ...rest } = schema;
+  return { ...rest, ...numeric };
+}
+
+/** Drops what OpenAPI 3.1 tools misread: OAS 3.0 `nullable`, Elysia's coercion branches, TypeBox symbols. */
 function cleanSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(cleanSchema);
   if (schema === null || typeof schema !== 'object') return schema;
   const out: JsonSchema = {};
-  for (const [key, value] of Object.entries(schema)) {
+  for (const [key, value] of Object.entries(collapseCoercion(schema as JsonSchema))) {
     if (key === 'nullable') continue;
     out[key] = cleanSchema(value);
   }
   return out;
-}
-
-/** Elysia coerces query numbers through `anyOf [string with format integer|numeric, number]`: keep the number. */
-function queryParamSchema(schema: JsonSchema): JsonSchema {
-  const branches = schema.anyOf;
-  if (Array.isArray(branches) && branches.length === 2) {
-    const numeric = branches.find((b: JsonSchema) => b.type === 'integer' || b.type === 'number');
-    const coercion = branches.find((b: JsonSchema) => b.type === 'string' && (b.format === 'integer' || b.format === 'numeric'));
-    if (numeric && coercion) {
-      const { anyOf: _ignored, ...rest } = schema;
-      return cleanSchema({ ...rest, ...numeric }) as JsonSchema;
-    }
-  }
-  return cleanSchema(schema) as JsonSchema;
 }
 
 function parameters(route: DescribedRoute): JsonSchema[] {
@@ -45,7 +42,12 @@ function parameters(route: DescribedRoute): JsonSchema[] {
   const paramSchema = route.hooks?.params as JsonSchema | undefined;
   for (const name of route.path.match(/:[^/]+/g) ?? []) {
     const bare = name.slice(1);
-    out.push({ name: bare, in: 'path', required: true, schema: queryParamSchema(paramSchema?.properties?.[bare] ?? { type: 'string' }) });
+    out.push({
+      name: bare,
+      in: 'path',
+      required: true,
+      schema: cleanSchema(paramSchema?.properties?.[bare] ?? { type: 'string' }) as JsonSchema,
+    });
   }
   const query = route.hooks?.query as JsonSchema | undefined;
   const required = new Set<string>(query?.required ?? []);
@@ -56,7 +58,7 @@ function parameters(route: DescribedRoute): JsonSchema[] {
       in: 'query',
       required: required.has(name),
       ...(description ? { description } : {}),
-      schema: queryParamSchema(rest),
+      schema: cleanSchema(rest) as JsonSchema,
     });
   }
   return out;

@@ -3,6 +3,7 @@ import { type DescribedRoute, describeRoutes, headers as h, type Logger, OPENAPI
 import { stringify } from 'yaml';
 import type { ServiceUrls } from '../health/health.ts';
 import { decorateOperation, sharedComponents } from './decorate.ts';
+import { hoistNamedSchemas } from './named-schemas.ts';
 
 type Paths = Record<string, Record<string, Record<string, any>>>;
 
@@ -68,6 +69,8 @@ export function createOpenApiDocument(source: OpenApiSource) {
       sorted[path] = merged[path] as Paths[string];
       for (const [method, operation] of Object.entries(sorted[path] as Paths[string])) decorateOperation(method, path, operation);
     }
+    const components = sharedComponents();
+    hoistNamedSchemas(sorted, components.schemas);
     return {
       openapi: '3.1.0',
       info: { title: 'CRM API', version: '1.0.0', description: DESCRIPTION },
@@ -77,7 +80,7 @@ export function createOpenApiDocument(source: OpenApiSource) {
         .sort()
         .map((name) => ({ name })),
       paths: sorted,
-      components: sharedComponents(),
+      components,
     };
   }
 
