@@ -191,5 +191,5 @@ describe('probe paths exist on the running processes', () => {
       const response = await stack.call(name, 'GET', path);
       expect({ probe, status: response.status }).toEqual({ probe, status: 200 });
     }
-  });
+  }, 120_000);
 });
