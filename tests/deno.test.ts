@@ -11,7 +11,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
-});
+}, 60_000);
 
 test('gateway and all four services answer under Deno', async () => {
   const tenant = await stack.createTenant({ users: [{ email: 'deno@example.test', name: 'Dee No' }] });

@@ -7,7 +7,7 @@ let tenant: TestTenant;
 beforeAll(async () => {
   stack = await sharedStack();
   tenant = await stack.createTenant({ users: [{ email: 'ann@acme.test', name: 'Ann Lee' }] });
-});
+}, 180_000);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -15,7 +15,7 @@ describe('gateway core on the shared stack', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await sharedStack();
-  });
+  }, 180_000);
 
   test('a rotated key is refused on a second gateway replica within 5 s; the new key works on both', async () => {
     const tenant = await stack.createTenant();
@@ -152,13 +152,13 @@ describe('faults on a private stack with its own NATS', () => {
     startNats();
     while (!(await canConnect('127.0.0.1', natsPort))) await sleep(50);
     stack = await startStack({ natsUrl: `nats://127.0.0.1:${natsPort}` });
-  });
+  }, 180_000);
 
   afterAll(async () => {
     await stack?.stop();
     nats?.kill('SIGTERM');
     rmSync(natsDir, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   test('the outbox relay publishes every event exactly once although NATS stops during the writes', async () => {
     const { db } = createDb({ url: stack.databaseUrl, schema: 'sales' });

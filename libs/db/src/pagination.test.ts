@@ -23,4 +23,8 @@ describe('pageRequest', () => {
     const { errors } = pageRequest({ sort: 'password', updated_since: 'yesterday' }, ['id']);
     expect(errors.map((e) => e.field)).toEqual(['sort', 'updated_since']);
   });
+  test('per_page outside 1..100 and page below 1 are named', () => {
+    expect(pageRequest({ per_page: 0, page: 0 }, ['id']).errors.map((e) => e.field)).toEqual(['per_page', 'page']);
+    expect(pageRequest({ per_page: 101 }, ['id']).errors).toEqual([{ field: 'per_page', message: 'must be between 1 and 100' }]);
+  });
 });

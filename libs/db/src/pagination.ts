@@ -4,8 +4,9 @@ import { t as Type } from 'elysia';
 /** Query parameters every list endpoint accepts (contract §4). Unknown parameters are ignored. */
 export const ListQuery = Type.Object(
   {
-    per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 15, description: 'Items per page, 1..100' })),
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' })),
+    // Ranges are checked in pageRequest: after Elysia's string→integer coercion a range error loses its field name.
+    per_page: Type.Optional(Type.Integer({ default: 15, description: 'Items per page, 1..100 (default 15); out of range → 422' })),
+    page: Type.Optional(Type.Integer({ default: 1, description: 'Page number, from 1 (default 1); below 1 → 422' })),
     sort: Type.Optional(
       Type.String({ description: 'Sort field, `-field` for descending: id, created_at, updated_at, and name where present' }),
     ),
@@ -55,6 +56,8 @@ export function pageRequest(
   const perPage = query.per_page ?? 15;
   const page = query.page ?? 1;
   const errors: { field: string; message: string }[] = [];
+  if (perPage < 1 || perPage > 100) errors.push({ field: 'per_page', message: 'must be between 1 and 100' });
+  if (page < 1) errors.push({ field: 'page', message: 'must be >= 1' });
   const rawSort = query.sort ?? 'id';
   const descending = rawSort.startsWith('-');
   const sortField = descending ? rawSort.slice(1) : rawSort;

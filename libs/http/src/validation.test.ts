@@ -21,6 +21,13 @@ describe('validationDetails', () => {
       { path: '/location', message: 'Expected object', type: 46 },
       { path: '/location/city', message: 'Expected string', type: 54 },
       { path: '/email', message: "Expected string to match 'email' format", type: 50 },
+      {
+        path: '/page',
+        message: 'Expected union value',
+        type: 62,
+        schema: { anyOf: [{ type: 'string', format: 'integer' }, { type: 'integer' }] },
+      },
+      { path: '/phone', message: 'Expected union value', type: 62, schema: { anyOf: [{ type: 'string' }, { type: 'null' }] } },
     ]);
     expect(details).toEqual([
       { field: 'name', message: 'is required' },
@@ -29,6 +36,8 @@ describe('validationDetails', () => {
       { field: 'products[2].quantity', message: 'must be > 0' },
       { field: 'location', message: 'must be an object' },
       { field: 'email', message: 'must be a valid e-mail address' },
+      { field: 'page', message: 'must be an integer' },
+      { field: 'phone', message: 'must be a string or null' },
     ]);
   });
 });

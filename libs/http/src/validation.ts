@@ -5,6 +5,7 @@ interface SchemaError {
   message: string;
   value?: unknown;
   type?: number;
+  schema?: { anyOf?: { type?: string; format?: string }[] };
 }
 
 /** Turns a JSON pointer (`/rates/0/price`) into the contract's field path (`rates[0].price`). */
@@ -24,9 +25,26 @@ export function fieldPath(pointer: string, prefix = ''): string {
 const REQUIRED = 45; // TypeBox ValueErrorType.ObjectRequiredProperty
 const UNEXPECTED = 42; // TypeBox ValueErrorType.ObjectAdditionalProperties
 
+const UNION = 62; // TypeBox ValueErrorType.Union
+
+/** Words a failed union from its members: coerced numbers ("integer" string | integer) and nullable fields. */
+function describeUnion(error: SchemaError): string {
+  const members = error.schema?.anyOf ?? [];
+  const types = new Set(
+    members.map((m) => (m.type === 'string' && (m.format === 'integer' || m.format === 'numeric') ? m.format : m.type)),
+  );
+  if (types.has('integer')) return 'must be an integer';
+  if (types.has('number') || types.has('numeric')) return 'must be a number';
+  const named = [...types].filter((t): t is string => !!t && t !== 'null');
+  if (named.length === 1)
+    return `must be a${/^[aeiou]/.test(named[0] as string) ? 'n' : ''} ${named[0]}${types.has('null') ? ' or null' : ''}`;
+  return 'must be one of the allowed values';
+}
+
 function describe(error: SchemaError): string {
   if (error.type === REQUIRED) return 'is required';
   if (error.type === UNEXPECTED) return 'is not a known field';
+  if (error.type === UNION) return describeUnion(error);
   const message = error.message.replace(/^Expected /, '').replace(/^string to match '(\w+)' format$/, 'a valid $1');
   if (/^(string|number|integer|boolean|object|array|union value|null)$/.test(message))
     return `must be ${message === 'union value' ? 'one of the allowed values' : `a${/^[aeiou]/.test(message) ? 'n' : ''} ${message}`}`;
