@@ -1,5 +1,6 @@
 import { m0001Tenants } from './0001_tenants.ts';
 import { m0002Policies } from './0002_policies.ts';
+import { m0003UnloggedRateLimits } from './0003_unlogged_rate_limits.ts';
 
 /** Gateway migrations in order; append only. */
-export const migrations = [m0001Tenants, m0002Policies];
+export const migrations = [m0001Tenants, m0002Policies, m0003UnloggedRateLimits];
