@@ -99,8 +99,7 @@ export class MultipartReader {
         this.state = 'between';
         return null;
       }
-      // Bytes that cannot be the start of a delimiter are safe to hand out.
-      const safe = at > 0 ? at : this.pending.length - (this.delimiter.length - 1);
+      const safe = at > 0 ? at : this.undecidedTailStart();
       if (safe > 0) {
         const out = this.pending.subarray(0, safe);
         this.pending = this.pending.subarray(safe);
@@ -108,6 +107,19 @@ export class MultipartReader {
       }
       await this.pull();
     }
+  }
+
+  /**
+   * Where the bytes that might begin a delimiter start (only a tail that is a prefix of it);
+   * everything before is safe to hand out. Keeping the tail short avoids copying every chunk.
+   */
+  private undecidedTailStart(): number {
+    const { pending, delimiter } = this;
+    const from = Math.max(0, pending.length - (delimiter.length - 1));
+    for (let p = pending.indexOf(13, from); p !== -1; p = pending.indexOf(13, p + 1)) {
+      if (pending.subarray(p).equals(delimiter.subarray(0, pending.length - p))) return p;
+    }
+    return pending.length;
   }
 
   /** Moves to the next part and returns its headers, or null after the closing boundary. */
