@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { freePort } from '@crm/stack';
 import { type Stack, startStack, type TestTenant } from '@crm/testing';
-import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { type Receiver, type ReplyFn, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 
 // A stack of its own: a retry schedule of seconds and a short attempt timeout.
 let stack: Stack;
@@ -18,7 +18,7 @@ afterAll(async () => {
   await stack?.stop();
 }, 60_000);
 
-async function receiverWith(reply: Parameters<typeof startReceiver>[0]['reply']) {
+async function receiverWith(reply: ReplyFn) {
   const receiver = await startReceiver({ reply });
   receivers.push(receiver);
   return receiver;

@@ -30,6 +30,11 @@ export interface ConsumerOptions {
   logger: Logger;
   /** After this many deliveries an unexpected error terminates the message instead of retrying. */
   maxDeliveries?: number;
+  /**
+   * Messages handled at the same time (default 1: strictly one after another). More lets the
+   * database group commits when each message is its own transaction; order becomes best-effort.
+   */
+  concurrency?: number;
 }
 
 const codec = JSONCodec<EventEnvelope>();
@@ -41,7 +46,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * (NATS restart, consumer deleted).
  */
 export function startConsumer(options: ConsumerOptions) {
-  const { nc, stream, subjectPrefix, durable, filter = '>', handle, logger, maxDeliveries = 20 } = options;
+  const { nc, stream, subjectPrefix, durable, filter = '>', handle, logger, maxDeliveries = 20, concurrency = 1 } = options;
   let stopped = false;
   let messages: any;
 
@@ -92,10 +97,14 @@ export function startConsumer(options: ConsumerOptions) {
         const consumer = await nc.jetstream().consumers.get(stream, durable);
         messages = await consumer.consume({ max_messages: 64 });
         backoff = 500;
+        const inFlight = new Set<Promise<void>>();
         for await (const m of messages) {
-          await processMessage(m);
+          const done: Promise<void> = processMessage(m).finally(() => inFlight.delete(done));
+          inFlight.add(done);
+          if (inFlight.size >= concurrency) await Promise.race(inFlight);
           if (stopped) break;
         }
+        await Promise.all(inFlight);
       } catch (error) {
         if (stopped) break;
         logger.warn('consumer restarting', { durable, error: error instanceof Error ? error.message : String(error) });

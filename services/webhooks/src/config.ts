@@ -12,6 +12,11 @@ export const WebhooksEnv = Type.Object({
   WEBHOOK_RETRY_JITTER: Type.Number({ minimum: 0, maximum: 1, default: 0.2, description: 'Random ± fraction applied to each retry delay' }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000, description: 'Per-attempt timeout (connect + response)' }),
   WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, default: 32, description: 'Deliveries in flight per webhooks process' }),
+  WEBHOOK_INGEST_CONCURRENCY: Type.Integer({
+    minimum: 1,
+    default: 8,
+    description: 'Events stored at the same time by the JetStream consumer',
+  }),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, default: 500, description: 'How often the delivery worker looks for due tasks when idle' }),
 });
 

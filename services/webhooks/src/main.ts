@@ -34,6 +34,7 @@ await runService<WebhooksDatabase>({
       stream: config.EVENTS_STREAM,
       subjectPrefix: config.EVENTS_SUBJECT_PREFIX,
       logger,
+      concurrency: config.WEBHOOK_INGEST_CONCURRENCY,
       onQueued: worker.wake,
     });
     const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness, allowedNets, onQueued: worker.wake });

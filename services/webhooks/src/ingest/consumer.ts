@@ -12,6 +12,8 @@ export interface EventIngestOptions {
   stream: string;
   subjectPrefix: string;
   logger: Logger;
+  /** Events stored at the same time (their transactions share commits); delivery order is best-effort anyway. */
+  concurrency: number;
   /** Called after a commit that queued tasks, so the local worker starts at once. */
   onQueued: () => void;
 }
@@ -29,6 +31,7 @@ export function startEventIngest(options: EventIngestOptions) {
     subjectPrefix: options.subjectPrefix,
     durable: 'webhooks',
     logger,
+    concurrency: options.concurrency,
     async handle(event: EventEnvelope) {
       if (typeof event?.id !== 'string' || typeof event.tenant_id !== 'string' || typeof event.type !== 'string') {
         throw new PoisonMessageError('event envelope lacks id, tenant_id or type');

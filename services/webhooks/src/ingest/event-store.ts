@@ -9,29 +9,21 @@ type Db = Kysely<WebhooksDatabase>;
  * task per enabled endpoint of the event's tenant whose filter matches. Returns how many tasks
  * were queued; 0 for an event seen before (its tasks were committed together with it).
  */
-export function storeEventWithTasks(db: Db, event: EventEnvelope): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const inserted = await trx
-      .insertInto('events')
-      .values({
-        id: event.id,
-        tenant_id: event.tenant_id,
-        type: event.type,
-        data: JSON.stringify(event.data ?? null),
-        occurred_at: event.occurred_at,
-      })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (!inserted) return 0;
-    const { rows } = await sql<{ id: number }>`
-      insert into delivery_tasks (tenant_id, event_id, endpoint_id)
-      select ${event.tenant_id}, ${event.id}, e.id from endpoints e
-      where e.tenant_id = ${event.tenant_id} and e.enabled and (${event.type} = any(e.events) or '*' = any(e.events))
-      on conflict (event_id, endpoint_id) do nothing
-      returning id`.execute(trx);
-    return rows.length;
-  });
+export async function storeEventWithTasks(db: Db, event: EventEnvelope): Promise<number> {
+  // One statement, so one round trip and one implicit transaction: both inserts or neither.
+  const { rows } = await sql<{ id: number }>`
+    with stored as (
+      insert into events (id, tenant_id, type, data, occurred_at)
+      values (${event.id}, ${event.tenant_id}, ${event.type}, ${JSON.stringify(event.data ?? null)}::jsonb, ${event.occurred_at})
+      on conflict (id) do nothing
+      returning id, tenant_id, type
+    )
+    insert into delivery_tasks (tenant_id, event_id, endpoint_id)
+    select s.tenant_id, s.id, e.id from stored s
+    join endpoints e on e.tenant_id = s.tenant_id and e.enabled and (s.type = any(e.events) or '*' = any(e.events))
+    on conflict (event_id, endpoint_id) do nothing
+    returning id`.execute(db);
+  return rows.length;
 }
 
 /** Stores a `webhook.test` event for one endpoint, whatever its filter, and queues its delivery. */

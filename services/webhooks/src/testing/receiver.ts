@@ -19,6 +19,9 @@ export interface Reply {
   delayMs?: number;
 }
 
+/** How the receiver answers the `index`-th POST. */
+export type ReplyFn = (hook: ReceivedWebhook, index: number) => Reply;
+
 /** Verifies a Standard Webhooks request the way a customer would: recompute the HMAC for each known secret. */
 export function verifiedSecrets(headers: http.IncomingHttpHeaders, rawBody: string, secrets: string[], toleranceSeconds = 300): string[] {
   const id = String(headers['webhook-id'] ?? '');
@@ -41,10 +44,10 @@ export function verifiedSecrets(headers: http.IncomingHttpHeaders, rawBody: stri
  * A local webhook receiver for tests: records every POST, verifies its signature against the
  * secrets it was told about, and answers with `reply` (200 by default).
  */
-export async function startReceiver(options: { reply?: (hook: ReceivedWebhook, index: number) => Reply } = {}) {
+export async function startReceiver(options: { reply?: ReplyFn } = {}) {
   const received: ReceivedWebhook[] = [];
   const secrets: string[] = [];
-  let reply: (hook: ReceivedWebhook, index: number) => Reply = options.reply ?? (() => ({ status: 200, body: 'ok' }));
+  let reply: ReplyFn = options.reply ?? (() => ({ status: 200, body: 'ok' }));
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -82,7 +85,7 @@ export async function startReceiver(options: { reply?: (hook: ReceivedWebhook, i
     trust(secret: string) {
       secrets.push(secret);
     },
-    setReply(next: (hook: ReceivedWebhook, index: number) => Reply) {
+    setReply(next: ReplyFn) {
       reply = next;
     },
     /** Received webhooks of one type, or all. */

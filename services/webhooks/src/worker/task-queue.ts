@@ -57,53 +57,35 @@ export interface AttemptRecord {
 
 /**
  * Logs an attempt (filling a manual retry's queued row, or adding a row) and moves the task
- * on: delivered, failed, or pending until `nextAttemptAt`, all in one transaction.
+ * on: delivered, failed, or pending until `nextAttemptAt`; a 410 also disables the endpoint.
+ * One statement, so it is atomic and costs one round trip.
  */
-export function recordAttempt(db: Db, task: ClaimedTask, record: AttemptRecord): Promise<void> {
-  return db.transaction().execute(async (trx) => {
-    const attempt = task.attempts + 1;
-    const logged = {
-      attempt,
-      status: record.status,
-      status_code: record.statusCode,
-      error: record.error,
-      response_excerpt: record.excerpt,
-      duration_ms: record.durationMs,
-      next_attempt_at: record.nextAttemptAt,
-      created_at: new Date(),
-    };
-    if (task.queued_attempt_id !== null) {
-      await trx.updateTable('delivery_attempts').set(logged).where('id', '=', task.queued_attempt_id).execute();
-    } else {
-      await trx
-        .insertInto('delivery_attempts')
-        .values({
-          ...logged,
-          tenant_id: task.tenant_id,
-          task_id: task.id,
-          endpoint_id: task.endpoint_id,
-          event_id: task.event_id,
-          event_type: task.type,
-        })
-        .execute();
-    }
-    await trx
-      .updateTable('delivery_tasks')
-      .set({
-        attempts: attempt,
-        status: record.status,
-        next_attempt_at: record.nextAttemptAt ?? sql`now()`,
-        queued_attempt_id: null,
-        updated_at: sql`now()`,
-      })
-      .where('id', '=', task.id)
-      .execute();
-    if (record.disableReason) {
-      await trx
-        .updateTable('endpoints')
-        .set({ enabled: false, disabled_reason: record.disableReason, updated_at: sql`now()` })
-        .where('id', '=', task.endpoint_id)
-        .execute();
-    }
-  });
+export async function recordAttempt(db: Db, task: ClaimedTask, record: AttemptRecord): Promise<void> {
+  const attempt = task.attempts + 1;
+  const next = record.nextAttemptAt?.toISOString() ?? null;
+  await sql`
+    with filled as (
+      update delivery_attempts set attempt = ${attempt}, status = ${record.status}, status_code = ${record.statusCode}, error = ${record.error},
+        response_excerpt = ${record.excerpt}, duration_ms = ${record.durationMs}, next_attempt_at = ${next}::timestamptz, created_at = now()
+      where id = ${task.queued_attempt_id}::bigint
+      returning id
+    ), added as (
+      insert into delivery_attempts (tenant_id, task_id, endpoint_id, event_id, event_type, attempt, status, status_code, error,
+        response_excerpt, duration_ms, next_attempt_at)
+      select ${task.tenant_id}::text, ${task.id}::bigint, ${task.endpoint_id}::bigint, ${task.event_id}::text, ${task.type}::text,
+        ${attempt}::int, ${record.status}::text, ${record.statusCode}::int, ${record.error}::text, ${record.excerpt}::text,
+        ${record.durationMs}::int, ${next}::timestamptz
+      where ${task.queued_attempt_id}::bigint is null
+      returning id
+    ), moved as (
+      update delivery_tasks set attempts = ${attempt}, status = ${record.status}, next_attempt_at = coalesce(${next}::timestamptz, now()),
+        queued_attempt_id = null, updated_at = now()
+      where id = ${task.id}
+      returning id
+    ), disabled as (
+      update endpoints set enabled = false, disabled_reason = ${record.disableReason ?? null}::text, updated_at = now()
+      where id = ${task.endpoint_id} and ${record.disableReason ?? null}::text is not null
+      returning id
+    )
+    select (select count(*) from filled) + (select count(*) from added) as logged`.execute(db);
 }
