@@ -25,7 +25,9 @@ export const GatewayEnv = Type.Object({
   PURGE_INTERVAL_MS: Type.Integer({ minimum: 100, default: 60_000 }),
   TLS_CERT_FILE: Type.Optional(Type.String()),
   TLS_KEY_FILE: Type.Optional(Type.String()),
-  REQUIRE_HTTPS: Type.Boolean({ default: false }),
+  /** Unset: required when NODE_ENV=production (contract §10: production default), plain HTTP in development. */
+  REQUIRE_HTTPS: Type.Optional(Type.Boolean()),
+  NODE_ENV: Type.String({ default: 'development' }),
   TRUSTED_PROXIES: Type.String({ default: '', description: 'Comma-separated proxy IPs allowed to set X-Forwarded-Proto' }),
 });
 

@@ -6,14 +6,14 @@ export interface TransportPolicy {
   trustedProxies: Set<string>;
 }
 
-/** Parses TRUSTED_PROXIES (comma-separated addresses). */
-export function transportPolicy(config: { REQUIRE_HTTPS: boolean; TRUSTED_PROXIES: string }): TransportPolicy {
+/** Parses TRUSTED_PROXIES (comma-separated addresses); HTTPS is required by default only in production. */
+export function transportPolicy(config: { REQUIRE_HTTPS?: boolean; NODE_ENV: string; TRUSTED_PROXIES: string }): TransportPolicy {
   const trustedProxies = new Set(
     config.TRUSTED_PROXIES.split(',')
       .map((s) => normaliseAddress(s.trim()))
       .filter(Boolean),
   );
-  return { requireHttps: config.REQUIRE_HTTPS, trustedProxies };
+  return { requireHttps: config.REQUIRE_HTTPS ?? config.NODE_ENV === 'production', trustedProxies };
 }
 
 /** `::ffff:1.2.3.4` → `1.2.3.4`, so IPv4 peers match however the socket reports them. */
