@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import type { SalesDatabase } from '../db/database.ts';
 import type { LocationInput } from './model.ts';
+import { pageWindow } from './page-window.ts';
 
 type Db = Kysely<SalesDatabase>;
 
@@ -82,28 +83,30 @@ export function findContactRows(db: Db, tenantId: string, ids: number[]): Promis
 
 /**
  * One page of contacts and the filtered total. A deferred join: the page's ids come from an
- * index-only walk of a tenant-leading index, and only those rows are read in full, so a deep
- * OFFSET skips index entries instead of whole rows.
+ * index-only walk of a tenant-leading index, and only those rows are read in full; pages in
+ * the second half are walked from the other end (see pageWindow).
  */
 export async function listContactRows(db: Db, tenantId: string, filters: ContactFilters, page: PageRequest) {
-  const direction = page.descending ? 'desc' : 'asc';
-  const sortField = page.sortField as 'id' | 'name' | 'created_at' | 'updated_at';
   const base = filteredContacts(db, tenantId, filters, page.updatedSince);
+  const count = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+  const total = Number(count.total);
+  const window = pageWindow(total, page);
+  if (!window.any) return { total, rows: [] };
+  const descending = page.descending !== window.reversed;
+  const direction = descending ? 'desc' : 'asc';
+  const sortField = page.sortField as 'id' | 'name' | 'created_at' | 'updated_at';
   const pageIds = base
     .select('contacts.id')
     .orderBy(`contacts.${sortField}`, direction)
     .orderBy('contacts.id', direction)
-    .limit(page.perPage)
-    .offset(page.offset);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    selectContactRows(db)
-      .innerJoin(pageIds.as('page'), 'page.id', 'contacts.id')
-      .orderBy(`contacts.${sortField}`, direction)
-      .orderBy('contacts.id', direction)
-      .execute(),
-  ]);
-  return { total: Number(count.total), rows };
+    .limit(window.limit)
+    .offset(window.offset);
+  const rows = await selectContactRows(db)
+    .innerJoin(pageIds.as('page'), 'page.id', 'contacts.id')
+    .orderBy(`contacts.${sortField}`, direction)
+    .orderBy('contacts.id', direction)
+    .execute();
+  return { total, rows: window.reversed ? rows.reverse() : rows };
 }
 
 function columnValues(columns: ContactColumns) {

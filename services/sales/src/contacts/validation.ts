@@ -23,7 +23,9 @@ function expandUnions(errors: Iterable<ValueError>): ValueError[] {
 
 /** Schema failures of a value as field details, worded like the kit's own validation errors. */
 export function schemaErrors(schema: TSchema, value: unknown): ErrorDetail[] {
-  return validationDetails(expandUnions(Value.Errors(schema, value)));
+  return validationDetails(
+    expandUnions(Value.Errors(schema, value)).map(({ path, message, value, type }) => ({ path, message, value, type })),
+  );
 }
 
 /** Schema details first, then rule details for fields the schema did not already report. */

@@ -1,5 +1,6 @@
 import type { PageRequest } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
+import { pageWindow } from '../contacts/page-window.ts';
 import type { SalesDatabase } from '../db/database.ts';
 
 type Db = Kysely<SalesDatabase>;
@@ -58,28 +59,29 @@ export function findOpportunityRows(db: Db, tenantId: string, ids: number[]) {
 
 export type OpportunityRow = Awaited<ReturnType<typeof findOpportunityRows>>[number];
 
-/** One page of opportunities (deferred join over a tenant-leading index) and the filtered total. */
+/** One page of opportunities (deferred join over a tenant-leading index, see pageWindow) and the filtered total. */
 export async function listOpportunityRows(db: Db, tenantId: string, filters: OpportunityFilters, page: PageRequest) {
-  const direction = page.descending ? 'desc' : 'asc';
-  const sortField = page.sortField as 'id' | 'name' | 'created_at' | 'updated_at';
   const base = filtered(db, tenantId, filters, page.updatedSince);
+  const count = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+  const total = Number(count.total);
+  const window = pageWindow(total, page);
+  if (!window.any) return { total, rows: [] };
+  const direction = page.descending !== window.reversed ? 'desc' : 'asc';
+  const sortField = page.sortField as 'id' | 'name' | 'created_at' | 'updated_at';
   const pageIds = base
     .select('opportunities.id')
     .orderBy(`opportunities.${sortField}`, direction)
     .orderBy('opportunities.id', direction)
-    .limit(page.perPage)
-    .offset(page.offset);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    db
-      .selectFrom('opportunities')
-      .innerJoin(pageIds.as('page'), 'page.id', 'opportunities.id')
-      .select(COLUMNS.map((c) => `opportunities.${c}` as const))
-      .orderBy(`opportunities.${sortField}`, direction)
-      .orderBy('opportunities.id', direction)
-      .execute(),
-  ]);
-  return { total: Number(count.total), rows };
+    .limit(window.limit)
+    .offset(window.offset);
+  const rows = await db
+    .selectFrom('opportunities')
+    .innerJoin(pageIds.as('page'), 'page.id', 'opportunities.id')
+    .select(COLUMNS.map((c) => `opportunities.${c}` as const))
+    .orderBy(`opportunities.${sortField}`, direction)
+    .orderBy('opportunities.id', direction)
+    .execute();
+  return { total, rows: window.reversed ? rows.reverse() : rows };
 }
 
 function columnValues(columns: OpportunityColumns) {
