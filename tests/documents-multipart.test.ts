@@ -21,7 +21,11 @@ async function parseAll(stream: ReadableStream<Uint8Array>, boundary: string) {
   for (let part = await reader.nextPart(); part; part = await reader.nextPart()) {
     const chunks: Uint8Array[] = [];
     for (let c = await reader.readChunk(); c; c = await reader.readChunk()) chunks.push(c);
-    parts.push({ name: part.name, ...(part.filename !== undefined ? { filename: part.filename } : {}), body: new Uint8Array(Buffer.concat(chunks)) });
+    parts.push({
+      name: part.name,
+      ...(part.filename !== undefined ? { filename: part.filename } : {}),
+      body: new Uint8Array(Buffer.concat(chunks)),
+    });
   }
   return parts;
 }
@@ -43,15 +47,22 @@ describe('streaming multipart reader', () => {
   const file = new Uint8Array([...tricky, ...binary, ...tricky]);
   const body = new Uint8Array([
     ...encoder.encode(`preamble\r\n--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nQ3 réport\r\n`),
-    ...encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a \\"b\\".pdf"\r\nContent-Type: application/pdf\r\n\r\n`),
+    ...encoder.encode(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a \\"b\\".pdf"\r\nContent-Type: application/pdf\r\n\r\n`,
+    ),
     ...file,
-    ...encoder.encode(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="empty"; filename*=UTF-8''%C3%A9t%C3%A9.txt\r\n\r\n\r\n--${boundary}--\r\nepilogue`),
+    ...encoder.encode(
+      `\r\n--${boundary}\r\nContent-Disposition: form-data; name="empty"; filename*=UTF-8''%C3%A9t%C3%A9.txt\r\n\r\n\r\n--${boundary}--\r\nepilogue`,
+    ),
   ]);
 
   for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     test(`random chunk sizes (seed ${seed}) give back the exact parts`, async () => {
       const next = random(seed);
-      const parts = await parseAll(chunked(body, () => Math.floor(next() * (seed % 2 ? 40 : 3000))), boundary);
+      const parts = await parseAll(
+        chunked(body, () => Math.floor(next() * (seed % 2 ? 40 : 3000))),
+        boundary,
+      );
       expect(parts.map((p) => [p.name, p.filename])).toEqual([
         ['name', undefined],
         ['file', 'a "b".pdf'],
@@ -65,7 +76,12 @@ describe('streaming multipart reader', () => {
 
   test('a body that ends before the closing boundary is a 400 bad_request', async () => {
     const cut = body.slice(0, body.length - 40);
-    await expect(parseAll(chunked(cut, () => 100), boundary)).rejects.toMatchObject({ type: 'bad_request' });
+    await expect(
+      parseAll(
+        chunked(cut, () => 100),
+        boundary,
+      ),
+    ).rejects.toMatchObject({ type: 'bad_request' });
   });
 
   test('boundary parameter, quoted or not; other content types have none', () => {

@@ -220,14 +220,18 @@ describe('size limit (20 MB = 20 × 1024 × 1024 bytes)', () => {
     );
     const chunk = new Uint8Array(MiB).fill(0x62);
     let sent = 0;
+    // 20 MiB + 1 byte of file, below the gateway's own cap (20 MiB + 64 KiB): the documents service must refuse it.
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(head);
       },
       async pull(controller) {
-        if (sent <= 20 * MiB) {
+        if (sent < 20 * MiB) {
           controller.enqueue(chunk);
           sent += chunk.length;
+        } else if (sent === 20 * MiB) {
+          controller.enqueue(Uint8Array.of(0x62));
+          sent += 1;
         } else await new Promise(() => {}); // never closes: the server must answer without the end of the body
       },
     });
@@ -243,6 +247,45 @@ describe('size limit (20 MB = 20 × 1024 × 1024 bytes)', () => {
     expect((await response.json()).error.type).toBe('payload_too_large');
     expect(await documentRows(stack, t.tenantId)).toBe(0);
     expect(await storedObjects(stack, t.tenantId)).toEqual({ keys: [], pendingUploads: 0 });
+  });
+  test('a client that disconnects mid-upload leaves no row, no object and no pending multipart upload', async () => {
+    const t = await stack.createTenant();
+    const contact = await createContact(t);
+    const boundary = 'crmabortboundary';
+    const head = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.txt"\r\n\r\n`);
+    const abort = new AbortController();
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(head);
+      },
+      async pull(controller) {
+        if (sent < 12 * MiB) {
+          controller.enqueue(new Uint8Array(MiB).fill(0x63));
+          sent += MiB;
+        } else {
+          await Bun.sleep(500);
+          abort.abort();
+        }
+      },
+    });
+    const request = fetch(`${stack.gatewayUrl}/v1/contacts/${contact}/documents`, {
+      method: 'POST',
+      headers: { 'x-api-key': t.apiKey, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+      // @ts-expect-error: streaming request bodies need half duplex
+      duplex: 'half',
+      signal: abort.signal,
+    });
+    await expect(request).rejects.toThrow();
+    const deadline = Date.now() + 15_000;
+    let stored = await storedObjects(stack, t.tenantId);
+    while (stored.pendingUploads > 0 && Date.now() < deadline) {
+      await Bun.sleep(250);
+      stored = await storedObjects(stack, t.tenantId);
+    }
+    expect(stored).toEqual({ keys: [], pendingUploads: 0 });
+    expect(await documentRows(stack, t.tenantId)).toBe(0);
   });
 });
 
