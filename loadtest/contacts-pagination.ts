@@ -61,7 +61,7 @@ try {
     ['identifier: name', `/v1/contacts/${encodeURIComponent(`Contact load ${CONTACTS / 2}`)}`],
     ['identifier: e-mail', `/v1/contacts/C${CONTACTS / 2}@LOAD.test`],
     ['identifier: cif', `/v1/contacts/load-${CONTACTS / 2}`],
-    ['q substring (seq scan of the tenant)', '/v1/contacts?q=load%2099999'],
+    ['q substring (trigram indexes)', '/v1/contacts?q=load%2099999'],
   ];
   const { rows } = await stack.sql('select min(id) as id from sales.contacts where tenant_id = $1', [tenant.tenantId]);
   const rowsOut: string[] = [];

@@ -82,6 +82,18 @@ export function findContactRows(db: Db, tenantId: string, ids: number[]): Promis
 }
 
 /**
+ * With `q` the matches are few and found through the trigram indexes, but under ORDER BY …
+ * LIMIT the planner prefers walking the sort index and filtering, which reads every row of
+ * the tenant when matches are rare. `OFFSET 0` fences the filter: matches first, then sort.
+ */
+function pageSource(db: Db, base: ReturnType<typeof filteredContacts>, filters: ContactFilters) {
+  if (filters.q === undefined || filters.q === '') return base;
+  const matches = base.select(['contacts.id', 'contacts.name', 'contacts.created_at', 'contacts.updated_at']).offset(0);
+  // Same alias and sort columns as `base`, so the caller's select/order apply unchanged.
+  return db.selectFrom(matches.as('contacts')) as unknown as typeof base;
+}
+
+/**
  * One page of contacts and the filtered total. A deferred join: the page's ids come from an
  * index-only walk of a tenant-leading index, and only those rows are read in full; pages in
  * the second half are walked from the other end (see pageWindow).
@@ -95,7 +107,7 @@ export async function listContactRows(db: Db, tenantId: string, filters: Contact
   const descending = page.descending !== window.reversed;
   const direction = descending ? 'desc' : 'asc';
   const sortField = page.sortField as 'id' | 'name' | 'created_at' | 'updated_at';
-  const pageIds = base
+  const pageIds = pageSource(db, base, filters)
     .select('contacts.id')
     .orderBy(`contacts.${sortField}`, direction)
     .orderBy('contacts.id', direction)
