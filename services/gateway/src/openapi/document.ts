@@ -46,7 +46,7 @@ export function createOpenApiDocument(source: OpenApiSource) {
     try {
       const response = await fetch(source.urls[name] + OPENAPI_PATH, {
         headers: { [h.internalToken]: source.internalToken },
-        signal: AbortSignal.timeout(3000),
+        signal: AbortSignal.timeout(5000),
       });
       if (!response.ok) throw new Error(`status ${response.status}`);
       const { paths } = (await response.json()) as { paths: Paths };
