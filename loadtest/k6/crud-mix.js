@@ -1,7 +1,7 @@
 // crud-mix: a realistic mix (list/read contacts, create contacts and orders with idempotency
 // keys, small uploads) from VUS virtual users over DURATION, spread over the provisioned tenants.
 import { tenants } from './lib/api.js';
-import { mixIteration } from './lib/mix.js';
+import { mixIteration, perEndpoint } from './lib/mix.js';
 import { seedTenant } from './lib/seed.js';
 import { metricValue, summaryWriter } from './lib/summary.js';
 
@@ -14,6 +14,7 @@ export const options = {
     crud_mix: { executor: 'constant-vus', vus, duration: __ENV.DURATION || '60s', gracefulStop: '30s' },
   },
   thresholds: {
+    ...perEndpoint,
     op_failed: [`rate<${maxFailed}`],
     checks: [`rate>${1 - Number(maxFailed)}`],
     'http_req_duration{phase:main}': [`p(95)<${__ENV.P95_MS || 800}`, `p(99)<${__ENV.P99_MS || 2000}`],

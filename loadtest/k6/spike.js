@@ -1,7 +1,7 @@
 // spike: the crud-mix operations at an arrival rate that jumps from BASE_RPS to PEAK_RPS within
 // a few seconds, holds, and drops back; the service must absorb it without errors.
 import { tenants } from './lib/api.js';
-import { mixIteration } from './lib/mix.js';
+import { mixIteration, perEndpoint } from './lib/mix.js';
 import { seedTenant } from './lib/seed.js';
 import { summaryWriter } from './lib/summary.js';
 
@@ -29,6 +29,7 @@ export const options = {
     },
   },
   thresholds: {
+    ...perEndpoint,
     op_failed: [`rate<${__ENV.MAX_FAILED || '0.01'}`],
     dropped_iterations: [`count<${__ENV.MAX_DROPPED || Math.ceil(peak * 2)}`],
     'http_req_duration{phase:main}': [`p(99)<${__ENV.P99_MS || 3000}`],

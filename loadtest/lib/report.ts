@@ -6,7 +6,12 @@ const num = (v: number | undefined, digits = 1) => (v === undefined || Number.is
 export function figures(summary: K6Summary | undefined) {
   const m = summary?.metrics ?? {};
   const duration = m['http_req_duration{phase:main}']?.values ?? m.http_req_duration?.values ?? {};
-  const thresholds = Object.values(m).flatMap((metric) => Object.values(metric.thresholds ?? {}));
+  // `max>=0` thresholds only make k6 report a sub-metric (per endpoint); they are not targets.
+  const thresholds = Object.values(m).flatMap((metric) =>
+    Object.entries(metric.thresholds ?? {})
+      .filter(([expr]) => expr !== 'max>=0')
+      .map(([, t]) => t),
+  );
   return {
     requests: m.http_reqs?.values.count ?? 0,
     rps: m.http_reqs?.values.rate ?? 0,
