@@ -119,7 +119,8 @@ export function describeRoutes(routes: DescribedRoute[]): Record<string, Record<
     if (!METHODS.has(method) || !route.path.startsWith('/v1/') || route.path.includes('*')) continue;
     const detail = (route.hooks?.detail ?? {}) as JsonSchema;
     const path = openApiPath(route.path);
-    const body = requestBody(route);
+    // A route that parses its body by hand (e.g. streamed multipart) may describe it in `detail.requestBody`.
+    const body = requestBody(route) ?? detail.requestBody;
     paths[path] ??= {};
     paths[path][method] = {
       operationId: operationId(method, route.path),
