@@ -9,7 +9,11 @@ import { parseArgs } from 'node:util';
 import { startStack } from '@crm/testing';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '8' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '2' } },
+  options: {
+    seconds: { type: 'string', default: '8' },
+    concurrency: { type: 'string', default: '16' },
+    rounds: { type: 'string', default: '2' },
+  },
 });
 const SECONDS = Math.min(Number(values.seconds), 60);
 const CONCURRENCY = Math.min(Number(values.concurrency), 64);
@@ -45,7 +49,8 @@ async function closedLoop(url: string, headers: Record<string, string>, seconds:
   return { rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors };
 }
 
-const fmt = (f: Figures) => `${f.rps.toFixed(0).padStart(6)} req/s   p50 ${f.p50.toFixed(2).padStart(6)} ms   p99 ${f.p99.toFixed(2).padStart(7)} ms   non-200 ${f.errors}`;
+const fmt = (f: Figures) =>
+  `${f.rps.toFixed(0).padStart(6)} req/s   p50 ${f.p50.toFixed(2).padStart(6)} ms   p99 ${f.p99.toFixed(2).padStart(7)} ms   non-200 ${f.errors}`;
 
 const stack = await startStack({ env: { LOG_LEVEL: 'warn' } });
 try {
@@ -53,7 +58,10 @@ try {
   const created = await tenant.request('POST', '/v1/contacts', { body: { name: 'Overhead Ltd', type: 'client' } });
   if (created.status !== 201) throw new Error(`could not create the contact: ${created.status} ${created.text}`);
   const path = `/v1/contacts/${created.body.data.id}`;
-  const direct = { url: stack.processes.sales.url + path, headers: { 'x-internal-token': stack.internalToken, 'x-tenant-id': tenant.tenantId } };
+  const direct = {
+    url: stack.processes.sales.url + path,
+    headers: { 'x-internal-token': stack.internalToken, 'x-tenant-id': tenant.tenantId },
+  };
   const gateway = { url: stack.gatewayUrl + path, headers: { 'x-api-key': tenant.apiKey } };
 
   await closedLoop(direct.url, direct.headers, 2); // warm-up (JIT, pools, caches)
@@ -69,9 +77,15 @@ try {
   const mean = (pick: (r: { direct: Figures; gateway: Figures }) => number) => results.reduce((s, r) => s + pick(r), 0) / results.length;
   const directRps = mean((r) => r.direct.rps);
   const gatewayRps = mean((r) => r.gateway.rps);
-  console.log(`\nGET ${path}, ${CONCURRENCY} concurrent, ${ROUNDS} × ${SECONDS}s per side, load average ${(await import('node:os')).loadavg()[0]?.toFixed(1)}`);
-  console.log(`direct to sales : ${directRps.toFixed(0)} req/s, p50 ${mean((r) => r.direct.p50).toFixed(2)} ms, p99 ${mean((r) => r.direct.p99).toFixed(2)} ms`);
-  console.log(`through gateway : ${gatewayRps.toFixed(0)} req/s, p50 ${mean((r) => r.gateway.p50).toFixed(2)} ms, p99 ${mean((r) => r.gateway.p99).toFixed(2)} ms`);
+  console.log(
+    `\nGET ${path}, ${CONCURRENCY} concurrent, ${ROUNDS} × ${SECONDS}s per side, load average ${(await import('node:os')).loadavg()[0]?.toFixed(1)}`,
+  );
+  console.log(
+    `direct to sales : ${directRps.toFixed(0)} req/s, p50 ${mean((r) => r.direct.p50).toFixed(2)} ms, p99 ${mean((r) => r.direct.p99).toFixed(2)} ms`,
+  );
+  console.log(
+    `through gateway : ${gatewayRps.toFixed(0)} req/s, p50 ${mean((r) => r.gateway.p50).toFixed(2)} ms, p99 ${mean((r) => r.gateway.p99).toFixed(2)} ms`,
+  );
   console.log(`gateway/direct throughput ratio: ${(gatewayRps / directRps).toFixed(2)}`);
   const audited = await stack.sql('select count(*)::int as n from gateway.audit_logs where tenant_id = $1', [tenant.tenantId]);
   console.log(`audit records written during the run: ${audited.rows[0].n}`);

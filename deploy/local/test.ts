@@ -14,5 +14,8 @@ await ensureNats(settings.natsUrl, settings.dataDir, log);
 // Left running for the next run: parallel test runs share one MinIO, each with its own bucket.
 await ensureMinio(settings.s3, settings.dataDir, log, true);
 
-const child = spawn(join(repoRoot, 'node_modules', '.bin', 'bun'), ['test', '--timeout', '120000', ...process.argv.slice(2)], { cwd: repoRoot, stdio: 'inherit' });
+const child = spawn(join(repoRoot, 'node_modules', '.bin', 'bun'), ['test', '--timeout', '120000', ...process.argv.slice(2)], {
+  cwd: repoRoot,
+  stdio: 'inherit',
+});
 child.on('exit', (code) => process.exit(code ?? 1));
