@@ -31,6 +31,7 @@ const verdicts: Verdict[] = [];
 /** Ten processes, nginx and k6 share the machine here: this run checks correctness, not latency. */
 const relaxedLatency = { P95_MS: '5000', P99_MS: '20000', READ_P95_MS: '5000' };
 const runs: K6Run[] = [];
+const killed: string[] = [];
 
 k6Binary();
 const receiver = startWebhookReceiver();
@@ -64,6 +65,7 @@ try {
   });
   clearTimeout(killer);
   runs.push(b.run);
+  verdicts.push({ name: 'phase B: one replica of each kind killed mid-run', ok: killed.length === 5, detail: killed.join(', ') || 'none' });
   verdicts.push({ name: 'phase B run completed (k6 thresholds)', ok: b.run.exitCode === 0, detail: `k6 exit code ${b.run.exitCode}` });
   verdicts.push(...(await writesKept(b.run, b.tenant, 'phase B')));
   verdicts.push(await webhooksDelivered(b.tenant, 'b', false));
@@ -110,6 +112,7 @@ async function killOneOfEach(c: Cluster) {
     if (!victim) continue;
     log(`${killSignal} → ${name} replica 2 (${victim.url})`);
     await victim.stop(killSignal);
+    killed.push(`${name} (${new URL(victim.url).port})`);
   }
 }
 
