@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import { t as Type } from 'elysia';
+import { type SelectQueryBuilder, sql } from 'kysely';
 
 /** Query parameters every list endpoint accepts (contract §4). Unknown parameters are ignored. */
 export const ListQuery = Type.Object(
@@ -69,4 +70,26 @@ export function pageRequest(
     if (Number.isNaN(updatedSince.getTime())) errors.push({ field: 'updated_since', message: 'must be an ISO 8601 timestamp' });
   }
   return { request: { perPage, page, offset: (page - 1) * perPage, sortField, descending, updatedSince }, errors };
+}
+
+/**
+ * Runs a list query as one page: the total count and the page's rows, ordered by the requested
+ * field with `id` as the tie-breaker. `select` picks the row columns.
+ */
+export async function fetchPage<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, {}>,
+  page: PageRequest,
+  select: (query: SelectQueryBuilder<DB, TB, {}>) => SelectQueryBuilder<DB, TB, O>,
+): Promise<{ total: number; rows: O[] }> {
+  const direction = page.descending ? 'desc' : 'asc';
+  const [count, rows] = await Promise.all([
+    query.select(sql<number>`count(*)`.as('total')).executeTakeFirstOrThrow() as Promise<{ total: number }>,
+    select(query)
+      .orderBy(sql.ref(page.sortField), direction)
+      .orderBy(sql.ref('id'), direction)
+      .limit(page.perPage)
+      .offset(page.offset)
+      .execute(),
+  ]);
+  return { total: Number(count.total), rows };
 }

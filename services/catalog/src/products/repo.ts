@@ -1,4 +1,5 @@
 import type { PageRequest } from '@crm/db';
+import { fetchPage } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
 
@@ -107,18 +108,7 @@ export async function listProducts(db: Db, tenantId: string, page: PageRequest, 
     const pattern = likePattern(filters.q);
     query = query.where((eb) => eb.or([eb('name', 'ilike', pattern), eb('reference', 'ilike', pattern)]));
   }
-  const direction = page.descending ? 'desc' : 'asc';
-  const [count, rows] = await Promise.all([
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    query
-      .select(productColumns)
-      .orderBy(page.sortField as 'id', direction)
-      .orderBy('id', direction)
-      .limit(page.perPage)
-      .offset(page.offset)
-      .execute(),
-  ]);
-  return { total: Number(count.total), rows };
+  return fetchPage(query, page, (q) => q.select(productColumns));
 }
 
 /** The id of the tenant's VAT rate with this percentage, created on first use. */

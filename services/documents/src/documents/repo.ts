@@ -1,4 +1,5 @@
 import type { PageRequest } from '@crm/db';
+import { fetchPage } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { DocumentsDatabase, DocumentsTable } from '../db/database.ts';
 
@@ -43,18 +44,7 @@ export async function categoryExists(db: Db, tenantId: string, id: number): Prom
 export async function listCategories(db: Db, tenantId: string, page: PageRequest) {
   let query = db.selectFrom('document_categories').where('tenant_id', '=', tenantId);
   if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
-  const direction = page.descending ? 'desc' : 'asc';
-  const [count, rows] = await Promise.all([
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    query
-      .select(['id', 'name', 'created_at', 'updated_at'])
-      .orderBy(page.sortField as 'id', direction)
-      .orderBy('id', direction)
-      .limit(page.perPage)
-      .offset(page.offset)
-      .execute(),
-  ]);
-  return { total: Number(count.total), rows };
+  return fetchPage(query, page, (q) => q.select(['id', 'name', 'created_at', 'updated_at']));
 }
 
 function documentsQuery(db: Db, tenantId: string) {

@@ -1,4 +1,5 @@
 import type { PageRequest } from '@crm/db';
+import { fetchPage } from '@crm/db';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { OrderLinesTable, OrderStatesTable, OrdersTable, SalesDatabase } from '../db/database.ts';
 
@@ -142,18 +143,8 @@ export async function listOrders(db: Db, tenantId: string, filters: OrderFilters
   if (filters.state !== undefined) query = query.where('state', '=', filters.state);
   if (filters.opportunity_id !== undefined) query = query.where('opportunity_id', '=', filters.opportunity_id);
   if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
-  const direction = page.descending ? 'desc' : 'asc';
-  const [count, rows] = await Promise.all([
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    query
-      .selectAll()
-      .orderBy(page.sortField as 'id', direction)
-      .orderBy('id', direction)
-      .limit(page.perPage)
-      .offset(page.offset)
-      .execute(),
-  ]);
-  return { total: Number(count.total), orders: await withLinesAndStates(db, rows) };
+  const { total, rows } = await fetchPage(query, page, (q) => q.selectAll());
+  return { total, orders: await withLinesAndStates(db, rows) };
 }
 
 /** Which of these opportunity ids exist in the tenant. */

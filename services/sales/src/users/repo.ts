@@ -1,4 +1,5 @@
 import type { PageRequest } from '@crm/db';
+import { fetchPage } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 
@@ -42,16 +43,5 @@ export function findUsersByEmails(db: Db, tenantId: string, emails: string[]) {
 export async function listUsers(db: Db, tenantId: string, page: PageRequest) {
   let query = db.selectFrom('users').where('tenant_id', '=', tenantId);
   if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
-  const direction = page.descending ? 'desc' : 'asc';
-  const [count, rows] = await Promise.all([
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    query
-      .select(['id', 'name', 'email'])
-      .orderBy(page.sortField as 'id', direction)
-      .orderBy('id', direction)
-      .limit(page.perPage)
-      .offset(page.offset)
-      .execute(),
-  ]);
-  return { total: Number(count.total), rows };
+  return fetchPage(query, page, (q) => q.select(['id', 'name', 'email']));
 }

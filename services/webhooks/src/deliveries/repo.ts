@@ -1,4 +1,5 @@
 import type { PageRequest } from '@crm/db';
+import { fetchPage } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { DeliveryStatus, WebhooksDatabase } from '../db/database.ts';
 
@@ -15,18 +16,7 @@ export async function listAttempts(db: Db, tenantId: string, endpointId: number,
   if (filters.eventId) query = query.where('event_id', '=', filters.eventId);
   if (filters.status) query = query.where('status', '=', filters.status);
   if (page.updatedSince) query = query.where('created_at', '>=', page.updatedSince);
-  const direction = page.descending ? 'desc' : 'asc';
-  const [count, rows] = await Promise.all([
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    query
-      .selectAll()
-      .orderBy(page.sortField as 'id', direction)
-      .orderBy('id', direction)
-      .limit(page.perPage)
-      .offset(page.offset)
-      .execute(),
-  ]);
-  return { total: Number(count.total), rows };
+  return fetchPage(query, page, (q) => q.selectAll());
 }
 
 /** An attempt of the tenant's endpoint, or undefined. */

@@ -1,4 +1,5 @@
 import type { PageRequest } from '@crm/db';
+import { fetchPage } from '@crm/db';
 import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { EndpointsTable, WebhooksDatabase } from '../db/database.ts';
 
@@ -51,16 +52,5 @@ export function rotateEndpointSecret(db: Db, tenantId: string, id: number, secre
 export async function listEndpoints(db: Db, tenantId: string, page: PageRequest) {
   let query = db.selectFrom('endpoints').where('tenant_id', '=', tenantId);
   if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
-  const direction = page.descending ? 'desc' : 'asc';
-  const [count, rows] = await Promise.all([
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    query
-      .selectAll()
-      .orderBy(page.sortField as 'id', direction)
-      .orderBy('id', direction)
-      .limit(page.perPage)
-      .offset(page.offset)
-      .execute(),
-  ]);
-  return { total: Number(count.total), rows };
+  return fetchPage(query, page, (q) => q.selectAll());
 }
