@@ -1,7 +1,7 @@
 // rate-limit: tenants on the default limits (30 writes, 120 reads per minute) each get a burst
 // of twice their budget in reads and in writes, while another tenant keeps the gateway busy with
 // the crud-mix. Exactly the allowed count must pass: the budget itself, plus what the limiter may
-// have refilled while the burst lasted (1 request per 60/limit seconds of burst span, rounded up). Every 429 carries Retry-After and RateLimit.
+// have refilled while the burst lasted (1 request per full 60/limit seconds of burst span). Every 429 carries Retry-After and RateLimit.
 import { check } from 'k6';
 import exec from 'k6/execution';
 import { Counter, Trend } from 'k6/metrics';
@@ -91,13 +91,13 @@ export function unauthenticated() {
 
 /**
  * Bounds of the accepted count: the budget, plus what a limiter may refill while the burst lasts
- * (span = first request sent → last answer received; one request per 60/limit s, rounded up).
+ * (span = first request sent → last answer received; one request per full 60/limit s).
  */
 function verdict(data, name, i, limit, kind) {
   const ok = metricValue(data, `rl_${kind}_ok_${i}`);
   const rejected = metricValue(data, `rl_${kind}_429_${i}`);
   const span = metricValue(data, `rl_${kind}_at_${i}`, 'max') - metricValue(data, `rl_${kind}_at_${i}`, 'min');
-  const refill = Math.ceil(span / (60000 / limit));
+  const refill = Math.floor(span / (60000 / limit));
   const pass = ok >= limit && ok <= limit + refill && metricValue(data, `rl_other_${i}`) === 0;
   const allowed = refill === 0 ? `exactly ${limit}` : `${limit}..${limit + refill}`;
   return { name: `${name} ${kind}s`, ok: pass, detail: `${ok} passed, ${rejected} got 429 (allowed ${allowed}; burst span ${span} ms)` };
