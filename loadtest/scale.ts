@@ -53,8 +53,10 @@ try {
   verdicts.push(...(await writesKept(a.run, a.tenant, 'phase A')));
   verdicts.push(await webhooksDelivered(a.tenant, 'a', true));
 
-  log(`phase B: crud-mix for ${phaseBDuration}; ${killSignal} to one replica of each kind after ${seconds(phaseBDuration) / 3}s…`);
-  const killer = setTimeout(() => void killOneOfEach(cluster), (seconds(phaseBDuration) / 3) * 1000 + 5000);
+  // A third of the way into the load, plus ~5 s for k6's setup (seeding).
+  const killAfterS = seconds(phaseBDuration) / 3 + 5;
+  log(`phase B: crud-mix for ${phaseBDuration}; ${killSignal} to one replica of each kind after ${killAfterS}s…`);
+  const killer = setTimeout(() => void killOneOfEach(cluster), killAfterS * 1000);
   const b = await mixWithWebhook('b', {
     DURATION: phaseBDuration,
     MAX_FAILED: '0.05',
