@@ -26,32 +26,33 @@ export function principalOf(request: Request): Principal | undefined {
 
 /**
  * Resolves `x-api-key` to a tenant. Hits are cached for at most `cacheMs` (≤ 5 s) and evicted
- * on every replica as soon as a key rotation or limit change is announced on NATS.
+ * on every replica as soon as a key rotation or limit change is announced on NATS. The cache is
+ * keyed by the presented key itself (process memory only), so a hit costs no SHA-256; the
+ * database only ever sees and stores the hash.
  */
 export function createAuthenticator(db: Kysely<GatewayDatabase>, nc: NatsConnection, cacheMs: number) {
   const cache = new Map<string, { principal: Principal; expires: number }>();
   const subscription = nc.subscribe(TENANT_CHANGED_SUBJECT, {
     callback: (_err, msg) => {
       const tenantId = msg.string();
-      for (const [hash, entry] of cache) if (entry.principal.tenantId === tenantId) cache.delete(hash);
+      for (const [key, entry] of cache) if (entry.principal.tenantId === tenantId) cache.delete(key);
     },
   });
 
   async function authenticate(apiKey: string | null): Promise<Principal | undefined> {
     if (!apiKey || !looksLikeApiKey(apiKey)) return undefined;
-    const hash = await hashApiKey(apiKey);
     const now = Date.now();
-    const hit = cache.get(hash);
+    const hit = cache.get(apiKey);
     if (hit && hit.expires > now) return hit.principal;
-    const row = await findTenantByKeyHash(db, hash);
+    const row = await findTenantByKeyHash(db, await hashApiKey(apiKey));
     if (!row) {
-      cache.delete(hash);
+      cache.delete(apiKey);
       return undefined;
     }
     const principal = { tenantId: row.id, keyId: row.key_id, readPerMinute: row.read_per_minute, writePerMinute: row.write_per_minute };
     if (cacheMs > 0) {
       if (cache.size > 50_000) cache.clear();
-      cache.set(hash, { principal, expires: now + cacheMs });
+      cache.set(apiKey, { principal, expires: now + cacheMs });
     }
     return principal;
   }

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from '../db/database.ts';
 
 const PERIOD_MS = 60_000;
-/** Float slack so that e.g. 7 × (60000 / 7) still counts as within the period. */
+/** Float slack so that e.g. 7 × (60000 / 7) still counts as within the period (as in gcra_consume). */
 const EPSILON_MS = 0.001;
 
 export type PolicyName = 'read' | 'write' | 'ip';
@@ -32,31 +32,68 @@ function verdictOf(policy: PolicyName, limit: number, tatMs: number, nowMs: numb
   };
 }
 
+interface Waiter {
+  resolve: (verdict: RateVerdict) => void;
+  reject: (error: unknown) => void;
+}
+
+interface Batch {
+  policy: PolicyName;
+  limit: number;
+  waiters: Waiter[];
+}
+
 /**
- * GCRA over a PostgreSQL row per bucket, one atomic statement per request (the row lock
- * serialises concurrent replicas). The bucket's "theoretical arrival time" (tat) advances by
- * period/limit per allowed request; a request is allowed while tat stays within one period
- * of now, so a fresh bucket admits exactly `limit` requests at once and then one per
- * interval — no fixed-window boundary doubling. The database clock is the only clock, so
- * replicas with skewed clocks still share one budget.
+ * GCRA over a PostgreSQL row per bucket (`gcra_consume`, migration 0004). The bucket's
+ * "theoretical arrival time" (tat) advances by period/limit per allowed request; a request is
+ * allowed while tat stays within one period of now, so a fresh bucket admits exactly `limit`
+ * requests at once and then one per interval — no fixed-window boundary doubling. The row
+ * lock serialises replicas and the database clock is the only clock, so the budget is exact
+ * across replicas. Within one replica, requests for a bucket that arrive while its statement
+ * is in flight wait and then go together as one statement for k requests: under load one
+ * round trip serves many requests instead of each queueing on the same row lock.
  */
 export function createRateLimiter(db: Kysely<GatewayDatabase>) {
-  async function consume(bucket: string, policy: PolicyName, limit: number): Promise<RateVerdict> {
+  const pending = new Map<string, Batch>();
+  const inFlight = new Set<string>();
+
+  async function send(bucket: string): Promise<void> {
+    const batch = pending.get(bucket);
+    if (!batch) return;
+    pending.delete(bucket);
+    inFlight.add(bucket);
+    const { policy, limit, waiters } = batch;
     const interval = PERIOD_MS / limit;
-    const { rows } = await sql<{ tat_ms: number; allowed: boolean; now_ms: number }>`
-      insert into rate_limits as r (bucket, tat_ms, allowed)
-      values (${bucket}, extract(epoch from now()) * 1000 + ${interval}::float8, true)
-      on conflict (bucket) do update set
-        allowed = greatest(r.tat_ms, excluded.tat_ms - ${interval}::float8) + ${interval}::float8
-                  <= excluded.tat_ms - ${interval}::float8 + ${PERIOD_MS + EPSILON_MS}::float8,
-        tat_ms = case
-          when greatest(r.tat_ms, excluded.tat_ms - ${interval}::float8) + ${interval}::float8
-               <= excluded.tat_ms - ${interval}::float8 + ${PERIOD_MS + EPSILON_MS}::float8
-          then greatest(r.tat_ms, excluded.tat_ms - ${interval}::float8) + ${interval}::float8
-          else r.tat_ms end
-      returning tat_ms, allowed, extract(epoch from now()) * 1000 as now_ms`.execute(db);
-    const row = rows[0] as { tat_ms: number; allowed: boolean; now_ms: number };
-    return verdictOf(policy, limit, Number(row.tat_ms), Number(row.now_ms), row.allowed);
+    try {
+      const { rows } = await sql<{ tat_ms: number; granted: number; now_ms: number }>`
+        select tat_ms, granted, now_ms from gcra_consume(${bucket}, ${interval}::float8, ${PERIOD_MS}::float8, ${waiters.length}::integer)`.execute(
+        db,
+      );
+      const row = rows[0] as { tat_ms: number; granted: number; now_ms: number };
+      const tat = Number(row.tat_ms);
+      const base = tat - row.granted * interval;
+      waiters.forEach((waiter, i) => {
+        const allowed = i < row.granted;
+        waiter.resolve(verdictOf(policy, limit, allowed ? base + (i + 1) * interval : tat, Number(row.now_ms), allowed));
+      });
+    } catch (error) {
+      for (const waiter of waiters) waiter.reject(error);
+    } finally {
+      inFlight.delete(bucket);
+      if (pending.has(bucket)) void send(bucket);
+    }
+  }
+
+  function consume(bucket: string, policy: PolicyName, limit: number): Promise<RateVerdict> {
+    return new Promise((resolve, reject) => {
+      let batch = pending.get(bucket);
+      if (!batch) {
+        batch = { policy, limit, waiters: [] };
+        pending.set(bucket, batch);
+      }
+      batch.waiters.push({ resolve, reject });
+      if (!inFlight.has(bucket)) void send(bucket);
+    });
   }
 
   /** The bucket's state without spending from it (for requests that are not counted, like OPTIONS). */
