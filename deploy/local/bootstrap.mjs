@@ -17,8 +17,10 @@ function installIfNeeded() {
   const stale = !existsSync(bun) || !existsSync(marker) || statSync(lock).mtimeMs > statSync(marker).mtimeMs;
   if (!stale) return;
   console.error('Installing npm dependencies…');
-  const ci = process.env.CI === 'true' || !existsSync(join(root, 'node_modules'));
-  const result = spawnSync('npm', [ci ? 'ci' : 'install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit' });
+  // `npm install` (not `npm ci`): it installs the lockfile's pinned versions too, and npm 11 writes
+  // lockfiles without other platforms' optional packages (Bun's, Deno's, Biome's binaries) that
+  // `npm ci` then refuses as out of sync.
+  const result = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
@@ -30,8 +32,12 @@ const scripts = {
   bench: ['loadtest/bench.ts'],
   scale: ['loadtest/scale.ts'],
 };
+if (command === 'install') {
+  installIfNeeded();
+  process.exit(0);
+}
 if (!scripts[command]) {
-  console.error(`usage: bootstrap.mjs ${Object.keys(scripts).join('|')} [args…]`);
+  console.error(`usage: bootstrap.mjs install|${Object.keys(scripts).join('|')} [args…]`);
   process.exit(2);
 }
 installIfNeeded();
