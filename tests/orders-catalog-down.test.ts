@@ -43,3 +43,30 @@ test('catalog unavailable during an order write → 503 service_unavailable and 
   // The failed creates consumed no reference number.
   expect((await createOrder(tenant, { products: [{ reference: 'WIDGET' }] })).reference).toBe('ORD-000002');
 }, 120_000);
+
+test('an upstream 5xx is not stored under its Idempotency-Key: the retry after recovery executes', async () => {
+  const { tenant } = await orderWorld(stack);
+  const key = `order-${crypto.randomUUID()}`;
+  const body = orderBody({ products: [{ reference: 'WIDGET' }] });
+
+  await stack.stopProcess('catalog');
+  // This 503 comes from sales (the upstream), not from the gateway: the key must be released.
+  const failed = await tenant.request('POST', '/v1/orders', { body, headers: { 'idempotency-key': key } });
+  expect(failed.status).toBe(503);
+  expect(failed.headers.get('idempotent-replayed')).toBeNull();
+  const stored = await stack.sql('select count(*)::int as n from gateway.idempotency_keys where tenant_id = $1 and key = $2 and status is not null', [
+    tenant.tenantId,
+    key,
+  ]);
+  expect(stored.rows[0].n).toBe(0);
+
+  await stack.restartProcess('catalog');
+  const retried = await tenant.request('POST', '/v1/orders', { body, headers: { 'idempotency-key': key } });
+  expect(retried.status).toBe(201);
+  expect(retried.headers.get('idempotent-replayed')).toBeNull();
+  const replayed = await tenant.request('POST', '/v1/orders', { body, headers: { 'idempotency-key': key } });
+  expect(replayed.status).toBe(201);
+  expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+  expect(replayed.body).toEqual(retried.body);
+  expect(await storedOrderCount(stack, tenant.tenantId)).toBe(1);
+}, 120_000);
