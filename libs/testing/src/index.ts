@@ -1,2 +1,3 @@
 export * from './client.ts';
+export * from './run-resources.ts';
 export * from './stack.ts';

@@ -1,26 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { ensureDatabase } from '@crm/db';
-import {
-  ensureMinio,
-  ensureNats,
-  ensurePostgres,
-  freePort,
-  type ProcessName,
-  portEnv,
-  processNames,
-  type Runtime,
-  repoRoot,
-  type S3Env,
-  type ServiceProcess,
-  s3Client,
-  spawnService,
-  waitReady,
-} from '@crm/stack';
-import { connect } from 'nats';
+import { freePort, type ProcessName, portEnv, processNames, type Runtime, type ServiceProcess, spawnService, waitReady } from '@crm/stack';
 import pg from 'pg';
 import { type ApiResponse, type RequestOptions, send } from './client.ts';
+import { dropRunResources, prepareRun } from './run-resources.ts';
 
 export interface TenantInput {
   name?: string;
@@ -44,57 +26,17 @@ export interface StackOptions {
   natsUrl?: string;
 }
 
-const quiet = () => {};
-
 /**
  * Starts the real stack for a test run: all five services as child processes on free
  * ports, against the real PostgreSQL, NATS and MinIO, with a database, JetStream stream and
  * bucket of its own that `stop()` removes again.
  */
 export async function startStack(options: StackOptions = {}) {
-  const runId = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-  const baseDb = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const natsUrl = options.natsUrl ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-  const dataDir = join(repoRoot, '.data');
-  const s3: S3Env = {
-    endpoint: process.env.S3_ENDPOINT ?? 'http://127.0.0.1:9000',
-    accessKey: process.env.S3_ACCESS_KEY ?? 'minioadmin',
-    secretKey: process.env.S3_SECRET_KEY ?? 'minioadmin',
-    region: process.env.S3_REGION ?? 'us-east-1',
-  };
-  mkdirSync(dataDir, { recursive: true });
-  await ensurePostgres(baseDb, quiet);
-  await ensureNats(natsUrl, dataDir, quiet);
-  await ensureMinio(s3, dataDir, quiet, true);
-
-  const dbUrl = new URL(baseDb);
-  dbUrl.pathname = `/crm_test_${runId}`;
-  const databaseUrl = dbUrl.toString();
-  await ensureDatabase(databaseUrl);
+  const run = await prepareRun('test', { natsUrl: options.natsUrl });
+  const { runId, databaseUrl, natsUrl, stream, subjectPrefix, bucket, s3, dataDir, adminToken, internalToken } = run;
 
   const ports = Object.fromEntries(await Promise.all(processNames.map(async (n) => [n, await freePort()]))) as Record<ProcessName, number>;
-  const adminToken = `admin-${crypto.randomUUID()}`;
-  const internalToken = `internal-${crypto.randomUUID()}`;
-  const stream = `CRM_EVENTS_T${runId.toUpperCase()}`;
-  const subjectPrefix = `crmt${runId}.events`;
-  const bucket = `crm-test-${runId}`;
-  const env: Record<string, string> = {
-    ...portEnv(ports),
-    DATABASE_URL: databaseUrl,
-    NATS_URL: natsUrl,
-    INTERNAL_TOKEN: internalToken,
-    ADMIN_TOKEN: adminToken,
-    EVENTS_STREAM: stream,
-    EVENTS_SUBJECT_PREFIX: subjectPrefix,
-    S3_ENDPOINT: s3.endpoint,
-    S3_ACCESS_KEY: s3.accessKey,
-    S3_SECRET_KEY: s3.secretKey,
-    S3_REGION: s3.region,
-    S3_BUCKET: bucket,
-    WEBHOOK_ALLOWED_NETS: '127.0.0.0/8,::1/128',
-    LOG_LEVEL: 'info',
-    ...options.env,
-  };
+  const env: Record<string, string> = { ...run.env, ...portEnv(ports), ...options.env };
   const logDir = join(dataDir, 'test-logs', runId);
   const processes = {} as Record<ProcessName, ServiceProcess>;
   const extra: ServiceProcess[] = [];
@@ -180,41 +122,12 @@ export async function startStack(options: StackOptions = {}) {
     async stop() {
       await Promise.all([...Object.values(processes), ...extra].map((p) => p.stop('SIGTERM')));
       await pool.end();
-      await dropRunResources({ baseDb, databaseUrl, natsUrl, stream, s3, bucket });
+      await dropRunResources(run);
     },
   };
 }
 
 export type Stack = Awaited<ReturnType<typeof startStack>>;
-
-async function dropRunResources(r: { baseDb: string; databaseUrl: string; natsUrl: string; stream: string; s3: S3Env; bucket: string }) {
-  const client = new pg.Client({ connectionString: r.baseDb });
-  await client.connect().catch(() => {});
-  await client.query(`drop database if exists "${new URL(r.databaseUrl).pathname.slice(1)}" with (force)`).catch(() => {});
-  await client.end().catch(() => {});
-  try {
-    const nc = await connect({ servers: r.natsUrl, timeout: 2000 });
-    const jsm = await nc.jetstreamManager();
-    await jsm.streams.delete(r.stream).catch(() => {});
-    await nc.close();
-  } catch {
-    // NATS down (a fault test may have stopped it); the stream ages out by itself.
-  }
-  const s3 = s3Client(r.s3);
-  try {
-    for (;;) {
-      const listed = await s3.send(new ListObjectsV2Command({ Bucket: r.bucket }));
-      const keys = (listed.Contents ?? []).map((o) => ({ Key: o.Key as string }));
-      if (keys.length === 0) break;
-      await s3.send(new DeleteObjectsCommand({ Bucket: r.bucket, Delete: { Objects: keys } }));
-    }
-    await s3.send(new DeleteBucketCommand({ Bucket: r.bucket }));
-  } catch {
-    // bucket never created or already gone
-  } finally {
-    s3.destroy();
-  }
-}
 
 const SHARED = Symbol.for('crm.sharedStack');
 

@@ -1,23 +1,11 @@
-import type { PageRequest } from '@crm/db';
-import { fetchPage } from '@crm/db';
-import { type Kysely, sql } from 'kysely';
-import type { CatalogDatabase } from '../db/database.ts';
+import { fetchPage, type PageRequest } from '@crm/db';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { CatalogDatabase, ProductsTable } from '../db/database.ts';
 
 type Db = Kysely<CatalogDatabase>;
 
 /** A product row as stored (numeric columns come back as strings). */
-export interface ProductRow {
-  id: number;
-  reference: string;
-  name: string;
-  description: string | null;
-  vat_id: number;
-  product_category_id: number;
-  services: string | null;
-  stock: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type ProductRow = Omit<Selectable<ProductsTable>, 'tenant_id'>;
 
 /** A rate row as stored. */
 export interface RateRow {

@@ -1,6 +1,5 @@
-import type { PageRequest } from '@crm/db';
-import { fetchPage } from '@crm/db';
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { fetchPage, type PageRequest } from '@crm/db';
+import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { OrderLinesTable, OrderStatesTable, OrdersTable, SalesDatabase } from '../db/database.ts';
 
 type Db = Kysely<SalesDatabase>;
@@ -30,17 +29,7 @@ export interface NewOrderLine {
   description: string | null;
 }
 
-export interface NewOrder {
-  tenant_id: string;
-  reference: string;
-  enterprise_id: number;
-  user_id: number;
-  opportunity_id: number | null;
-  date_limit: string;
-  state: number;
-  comments: string | null;
-  extra_fields: string | null;
-}
+export type NewOrder = Omit<Insertable<OrdersTable>, 'id' | 'total' | 'created_at' | 'updated_at'>;
 
 export interface OrderChanges {
   opportunity_id?: number | null;

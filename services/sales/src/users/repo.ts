@@ -1,5 +1,4 @@
-import type { PageRequest } from '@crm/db';
-import { fetchPage } from '@crm/db';
+import { fetchPage, type PageRequest } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 

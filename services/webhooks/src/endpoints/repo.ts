@@ -1,5 +1,4 @@
-import type { PageRequest } from '@crm/db';
-import { fetchPage } from '@crm/db';
+import { fetchPage, type PageRequest } from '@crm/db';
 import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { EndpointsTable, WebhooksDatabase } from '../db/database.ts';
 
