@@ -54,10 +54,10 @@ test('an upstream 5xx is not stored under its Idempotency-Key: the retry after r
   const failed = await tenant.request('POST', '/v1/orders', { body, headers: { 'idempotency-key': key } });
   expect(failed.status).toBe(503);
   expect(failed.headers.get('idempotent-replayed')).toBeNull();
-  const stored = await stack.sql('select count(*)::int as n from gateway.idempotency_keys where tenant_id = $1 and key = $2 and status is not null', [
-    tenant.tenantId,
-    key,
-  ]);
+  const stored = await stack.sql(
+    'select count(*)::int as n from gateway.idempotency_keys where tenant_id = $1 and key = $2 and status is not null',
+    [tenant.tenantId, key],
+  );
   expect(stored.rows[0].n).toBe(0);
 
   await stack.restartProcess('catalog');
