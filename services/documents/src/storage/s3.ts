@@ -6,8 +6,8 @@ import {
   HeadObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { AppError } from '@crm/http';
+import { uploadStream } from './streaming-upload.ts';
 
 export interface S3Settings {
   endpoint: string;
@@ -44,9 +44,6 @@ export async function ensureBucket(s3: S3Client, bucket: string): Promise<void> 
   }
 }
 
-// S3 multipart parts are at least 5 MiB; one part in flight keeps an upload's memory bounded.
-const PART_SIZE = 5 * 1024 * 1024;
-
 function isMissing(error: unknown): boolean {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
@@ -82,15 +79,9 @@ export function createStorage(s3: S3Client, bucket: string) {
   );
 
   return {
-    /** Streams a body into the bucket (multipart upload, one 5 MiB part in flight); rejects with the body's own error if it fails. */
-    async upload(key: string, body: ReadableStream<Uint8Array>, contentType: string): Promise<void> {
-      const upload = new Upload({
-        client: s3,
-        params: { Bucket: bucket, Key: key, Body: body, ContentType: contentType },
-        queueSize: 1,
-        partSize: PART_SIZE,
-      });
-      await upload.done();
+    /** Streams a body into the bucket through one 5 MiB buffer; rejects with the body's own error if it fails. */
+    upload(key: string, body: ReadableStream<Uint8Array>, contentType: string): Promise<void> {
+      return uploadStream(s3, { bucket, key, contentType }, body);
     },
 
     /** Size and content type of a stored object, or undefined when it does not exist. */
