@@ -158,8 +158,17 @@ describe('read', () => {
       parentId = (await createCategory(tenant, { name: `D${level}`, reference: `deep-${level}`, parent_id: parentId })).id;
     await createProduct(tenant, 'in-the-deep', 'deep-9');
 
+    const statements = async () => {
+      const metrics = await stack.call('catalog', 'GET', '/metrics');
+      return Number(/^db_queries_total\{[^}]*\} (\d+)$/m.exec(metrics.text)?.[1]);
+    };
+    const before = await statements();
     const list = await tenant.request('GET', '/v1/product-categories');
+    const afterList = await statements();
     expect(list.status).toBe(200);
+    // 1 010 nodes, yet a bounded number of statements (count, roots, one recursive subtree query…), not one per node.
+    expect(afterList - before).toBeGreaterThan(0);
+    expect(afterList - before).toBeLessThanOrEqual(5);
     const tree = list.body.data[0];
     expect(tree.children).toHaveLength(1000);
     expect(tree.children[999].reference).toBe('wide-1000');
@@ -171,7 +180,9 @@ describe('read', () => {
     }
     expect(depth).toBe(9); // 10 levels: root + 9
     expect(node).toMatchObject({ reference: 'deep-9', has_products: true });
+    const beforeOne = await statements();
     const one = await tenant.request('GET', `/v1/product-categories/${root.id}`);
+    expect((await statements()) - beforeOne).toBeLessThanOrEqual(5);
     expect(one.body.data).toEqual(tree);
   });
 });

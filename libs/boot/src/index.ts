@@ -1,7 +1,7 @@
 import { ConfigError } from '@crm/config';
-import { createDb, ensureDatabase, type Migration, migrate, poolConfig } from '@crm/db';
+import { createDb, ensureDatabase, type Migration, migrate, poolConfig, statementCount } from '@crm/db';
 import { checkNats, connectNats, startOutboxRelay } from '@crm/events';
-import { createLogger, type Logger, type ReadinessCheck } from '@crm/http';
+import { createLogger, type Logger, type ReadinessCheck, registerCounter } from '@crm/http';
 import { exit, onShutdown, serve } from '@crm/runtime';
 import { type Kysely, sql } from 'kysely';
 import type { NatsConnection } from 'nats';
@@ -65,6 +65,7 @@ export async function runService<DB>(spec: ServiceSpec<DB>): Promise<void> {
   const logger = createLogger(spec.name, config.LOG_LEVEL);
   await ensureDatabase(config.DATABASE_URL);
   const { db, pool } = createDb<DB>({ url: config.DATABASE_URL, schema: spec.schema });
+  registerCounter('db_queries_total', 'SQL statements sent through the query builder', statementCount);
   const applied = await migrate(db, spec.schema, spec.migrations);
   if (applied.length > 0) logger.info('migrations applied', { applied });
   const nc = await connectNats(config.NATS_URL, spec.name, logger);

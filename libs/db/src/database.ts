@@ -17,13 +17,26 @@ export function poolConfig({ url, schema, max = 10 }: DbOptions): pg.PoolConfig 
   return { connectionString: url, max, options: `-c search_path=${schema},public`, idleTimeoutMillis: 30_000 };
 }
 
+let statements = 0;
+
+/** SQL statements sent through every Kysely instance of this process (exposed as `db_queries_total`). */
+export function statementCount(): number {
+  return statements;
+}
+
 /** A Kysely instance on a pg pool whose connections use the service's schema. */
 export function createDb<DB>(options: DbOptions): { db: Kysely<DB>; pool: pg.Pool } {
   const pool = new pg.Pool(poolConfig(options));
   pool.on('error', () => {
     // An idle client lost its connection (database restart); the pool replaces it.
   });
-  return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), pool };
+  const db = new Kysely<DB>({
+    dialect: new PostgresDialect({ pool }),
+    log: (event) => {
+      if (event.level === 'query') statements += 1;
+    },
+  });
+  return { db, pool };
 }
 
 /** Creates a database if it does not exist yet (used by the local stack and the test harness). */

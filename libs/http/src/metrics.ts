@@ -6,6 +6,13 @@ interface Series {
   buckets: number[];
 }
 
+const extraCounters = new Map<string, { help: string; read: () => number }>();
+
+/** Adds a process-wide counter (read when /metrics is scraped) to every HttpMetrics exposition. */
+export function registerCounter(name: string, help: string, read: () => number): void {
+  extraCounters.set(name, { help, read });
+}
+
 /** Prometheus metrics for HTTP traffic: a request counter and a latency histogram by route and status. */
 export class HttpMetrics {
   private readonly series = new Map<string, Series>();
@@ -38,6 +45,8 @@ export class HttpMetrics {
       lines.push(`http_request_duration_seconds_sum{${svc},${labels}} ${s.sum}`);
       lines.push(`http_request_duration_seconds_count{${svc},${labels}} ${s.count}`);
     }
+    for (const [name, counter] of extraCounters)
+      lines.push(`# HELP ${name} ${counter.help}`, `# TYPE ${name} counter`, `${name}{${svc}} ${counter.read()}`);
     const mem = process.memoryUsage();
     lines.push('# TYPE process_resident_memory_bytes gauge', `process_resident_memory_bytes{${svc}} ${mem.rss}`);
     return `${lines.join('\n')}\n`;
