@@ -1,6 +1,7 @@
 import type { Logger } from '@crm/http';
 import type { Insertable, Kysely } from 'kysely';
 import type { AuditLogsTable, GatewayDatabase } from '../db/database.ts';
+import { insertAuditEntries } from './repo.ts';
 
 export type AuditEntry = Insertable<AuditLogsTable>;
 
@@ -37,7 +38,7 @@ export function createAuditRecorder(db: Kysely<GatewayDatabase>, logger: Logger,
     while (buffer.length > 0) {
       const batch = buffer.slice(0, options.batchSize);
       try {
-        await db.insertInto('audit_logs').values(batch).execute();
+        await insertAuditEntries(db, batch);
         buffer = buffer.slice(batch.length);
       } catch (error) {
         logger.error('audit write failed; will retry', { error, pending: buffer.length });
