@@ -15,6 +15,6 @@ export function localSettings(env: Record<string, string | undefined> = process.
     s3,
     bucket: env.S3_BUCKET ?? 'crm-documents',
     dataDir: env.CRM_DATA_DIR ?? join(repoRoot, '.data'),
-    stateFile: join(repoRoot, '.local', 'state.json'),
+    stateFile: env.CRM_STATE_FILE ?? join(repoRoot, '.local', 'state.json'),
   };
 }
