@@ -1,4 +1,4 @@
-import type { PageRequest } from '@crm/db';
+import { fetchPage, type PageRequest } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
 
@@ -82,18 +82,8 @@ export async function isSelfOrDescendant(db: Db, tenantId: string, ancestorId: n
 export async function listRootIds(db: Db, tenantId: string, page: PageRequest) {
   let query = db.selectFrom('product_categories').where('tenant_id', '=', tenantId).where('parent_id', 'is', null);
   if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
-  const direction = page.descending ? 'desc' : 'asc';
-  const [count, rows] = await Promise.all([
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    query
-      .select('id')
-      .orderBy(page.sortField as 'id', direction)
-      .orderBy('id', direction)
-      .limit(page.perPage)
-      .offset(page.offset)
-      .execute(),
-  ]);
-  return { total: Number(count.total), ids: rows.map((r) => r.id) };
+  const { total, rows } = await fetchPage(query, page, (q) => q.select('id'));
+  return { total, ids: rows.map((r) => r.id) };
 }
 
 /** Inserts a category and returns its id. */

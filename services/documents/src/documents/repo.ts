@@ -94,18 +94,8 @@ export async function listDocuments(db: Db, tenantId: string, filters: DocumentF
     );
   }
   if (page.updatedSince) query = query.where('d.updated_at', '>=', page.updatedSince);
-  const direction = page.descending ? 'desc' : 'asc';
-  const [count, ids] = await Promise.all([
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    query
-      .select('d.id')
-      .orderBy(`d.${page.sortField}` as 'd.id', direction)
-      .orderBy('d.id', direction)
-      .limit(page.perPage)
-      .offset(page.offset)
-      .execute(),
-  ]);
-  if (ids.length === 0) return { total: Number(count.total), rows: [] as DocumentRow[] };
+  const { total, rows: ids } = await fetchPage(query, page, (q) => q.select('d.id'));
+  if (ids.length === 0) return { total, rows: [] as DocumentRow[] };
   const rows = (await documentsQuery(db, tenantId)
     .where(
       'd.id',
@@ -114,7 +104,7 @@ export async function listDocuments(db: Db, tenantId: string, filters: DocumentF
     )
     .execute()) as DocumentRow[];
   const byId = new Map(rows.map((r) => [r.id, r]));
-  return { total: Number(count.total), rows: ids.map((r) => byId.get(r.id)).filter((r): r is DocumentRow => r !== undefined) };
+  return { total, rows: ids.map((r) => byId.get(r.id)).filter((r): r is DocumentRow => r !== undefined) };
 }
 
 export interface NewDocument {
