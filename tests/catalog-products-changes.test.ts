@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { type Stack, sharedStack } from '@crm/testing';
+import { create, product } from './catalog-fixtures.ts';
 
 let stack: Stack;
 
@@ -12,21 +13,6 @@ async function tenantWithCategories() {
   const tools = (await tenant.request('POST', '/v1/product-categories', { body: { name: 'Tools', reference: 'tools' } })).body.data;
   const paint = (await tenant.request('POST', '/v1/product-categories', { body: { name: 'Paint', reference: 'paint' } })).body.data;
   return { tenant, tools, paint };
-}
-
-const product = (reference: string, extra: Record<string, unknown> = {}) => ({
-  reference,
-  name: `Product ${reference}`,
-  vat: 21,
-  product_category_ref: 'tools',
-  rates: [{ sku: `${reference}-A`, cost: 1, price: 2 }],
-  ...extra,
-});
-
-async function create(tenant: TestTenant, body: Record<string, unknown>) {
-  const res = await tenant.request('POST', '/v1/products', { body });
-  if (res.status !== 201) throw new Error(`product creation failed: ${res.status} ${res.text}`);
-  return res.body.data;
 }
 
 const refs = (res: { body: any }) => res.body.data.map((p: any) => p.reference);

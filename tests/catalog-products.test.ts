@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { create, product } from './catalog-fixtures.ts';
 
 let stack: Stack;
 
@@ -17,21 +18,6 @@ async function tenantWithCategories() {
     body: { name: 'Drills', reference: 'drills', parent_id: tools.body.data.id },
   });
   return { tenant, tools: tools.body.data, drills: drills.body.data };
-}
-
-const product = (reference: string, extra: Record<string, unknown> = {}) => ({
-  reference,
-  name: `Product ${reference}`,
-  vat: 21,
-  product_category_ref: 'tools',
-  rates: [{ sku: `${reference}-A`, cost: 1, price: 2 }],
-  ...extra,
-});
-
-async function create(tenant: TestTenant, body: Record<string, unknown>) {
-  const res = await tenant.request('POST', '/v1/products', { body });
-  if (res.status !== 201) throw new Error(`product creation failed: ${res.status} ${res.text}`);
-  return res.body.data;
 }
 
 const countProducts = async (tenant: TestTenant) =>
