@@ -24,6 +24,9 @@ export function documentIdFrom(value: string): number {
   return Number(value);
 }
 
+/** Downloads are inert in a browser: nothing loads, nothing runs, the page is a unique origin. */
+const DOWNLOAD_CSP = "default-src 'none'; sandbox";
+
 /** Document categories, the document list, one document, its content and its deletion. */
 export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) {
   return new Elysia({ name: 'documents-documents' })
@@ -77,17 +80,32 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
       response: { 200: DocumentResponse },
       detail: { summary: 'Get a document', tags },
     })
-    .get('/v1/documents/:id/content', ({ params, tenantId }) => documentContent(db, storage, tenantId, documentIdFrom(params.id)), {
-      params: t.Object({ id: t.String() }),
-      detail: {
-        summary: "Download a document's file",
-        description: 'Streams the stored bytes with Content-Type, Content-Length and Content-Disposition (attachment, RFC 6266 filename*).',
-        tags,
-        responses: {
-          200: { description: 'The file bytes', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+    .get(
+      '/v1/documents/:id/content',
+      async ({ params, tenantId }) => {
+        const response = await documentContent(db, storage, tenantId, documentIdFrom(params.id));
+        // Uploaded bytes are the tenant's, not ours: a browser that opens one must neither sniff it
+        // into HTML nor run it with the API's origin (contract §20).
+        response.headers.set('content-security-policy', DOWNLOAD_CSP);
+        response.headers.set('x-content-type-options', 'nosniff');
+        return response;
+      },
+      {
+        params: t.Object({ id: t.String() }),
+        detail: {
+          summary: "Download a document's file",
+          description:
+            "Streams the stored bytes with Content-Type, Content-Length, Content-Disposition (attachment, RFC 6266 filename*), X-Content-Type-Options: nosniff and Content-Security-Policy: default-src 'none'; sandbox.",
+          tags,
+          responses: {
+            200: {
+              description: 'The file bytes',
+              content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+            },
+          },
         },
       },
-    })
+    )
     .delete(
       '/v1/documents/:id',
       async ({ params, tenantId }) => {
