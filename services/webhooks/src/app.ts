@@ -4,15 +4,15 @@ import type { Kysely } from 'kysely';
 import type { WebhooksDatabase } from './db/database.ts';
 import { deliveryRoutes } from './deliveries/routes.ts';
 import { endpointRoutes } from './endpoints/routes.ts';
-import type { Network } from './ssrf/cidr.ts';
+import type { TargetPolicy } from './ssrf/target-guard.ts';
 
 export interface WebhooksDeps {
   db: Kysely<WebhooksDatabase>;
   logger: Logger;
   internalToken: string;
   readiness: ReadinessCheck[];
-  /** Networks webhooks may target although private (WEBHOOK_ALLOWED_NETS). */
-  allowedNets: Network[];
+  /** Where webhooks may point and connect (contract §20; WEBHOOK_ALLOWED_NETS for development and tests only). */
+  targetPolicy: TargetPolicy;
   /** Wakes the local delivery worker when a delivery is queued by a request. */
   onQueued?: () => void;
 }
@@ -20,7 +20,7 @@ export interface WebhooksDeps {
 /** The webhooks HTTP app: endpoint management and the delivery log under /v1/webhooks. */
 export function createApp(deps: WebhooksDeps) {
   const kit = createServiceKit({ service: 'webhooks', logger: deps.logger, internalToken: deps.internalToken, readiness: deps.readiness });
-  const serviceDeps = { db: deps.db, allowedNets: deps.allowedNets, onQueued: deps.onQueued ?? (() => {}) };
+  const serviceDeps = { db: deps.db, targetPolicy: deps.targetPolicy, onQueued: deps.onQueued ?? (() => {}) };
   const app = new Elysia({ normalize: false }).use(kit.plugin).use(endpointRoutes(serviceDeps)).use(deliveryRoutes(serviceDeps));
   return { app, fetch: kit.handler(app) };
 }

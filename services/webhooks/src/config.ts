@@ -3,7 +3,15 @@ import { commonServiceEnv, loadConfig, Port, Type } from '@crm/config';
 export const WebhooksEnv = Type.Object({
   ...commonServiceEnv,
   WEBHOOKS_PORT: Port(8084),
-  WEBHOOK_ALLOWED_NETS: Type.String({ default: '', description: 'Comma-separated CIDRs allowed as webhook targets despite being private' }),
+  NODE_ENV: Type.String({ default: 'development' }),
+  WEBHOOK_ALLOWED_NETS: Type.String({
+    default: '',
+    description: 'DEVELOPMENT AND TESTS ONLY: comma-separated CIDRs webhooks may target although not global unicast',
+  }),
+  WEBHOOK_TEST_HOSTS_FILE: Type.String({
+    default: '',
+    description: 'TESTS ONLY (refused when NODE_ENV=production): a hosts file answering for names under .test',
+  }),
   WEBHOOK_RETRY_SCHEDULE: Type.String({
     pattern: '^\\s*\\d+(\\.\\d+)?\\s*(,\\s*\\d+(\\.\\d+)?\\s*)*$',
     default: '5,300,1800,7200,18000,36000,36000',

@@ -4,11 +4,11 @@ import { loadWebhooksConfig, retryScheduleMs } from './config.ts';
 import type { WebhooksDatabase } from './db/database.ts';
 import { migrations } from './db/migrations/index.ts';
 import { startEventIngest } from './ingest/consumer.ts';
-import { parseAllowedNets } from './ssrf/address-policy.ts';
+import { createTargetPolicy } from './ssrf/target-guard.ts';
 import { startDeliveryWorker } from './worker/delivery-worker.ts';
 
 const config = loadOrExit('webhooks', () => loadWebhooksConfig());
-const allowedNets = loadOrExit('webhooks', () => parseAllowedNets(config.WEBHOOK_ALLOWED_NETS));
+const targetPolicy = loadOrExit('webhooks', () => createTargetPolicy(config));
 
 await runService<WebhooksDatabase>({
   name: 'webhooks',
@@ -18,10 +18,15 @@ await runService<WebhooksDatabase>({
   migrations,
   relay: true,
   async start({ db, nc, logger, readiness }) {
+    if (config.WEBHOOK_ALLOWED_NETS !== '') {
+      logger.warn('WEBHOOK_ALLOWED_NETS is set: webhooks may target these non-public networks (development and tests only)', {
+        allowed_nets: config.WEBHOOK_ALLOWED_NETS,
+      });
+    }
     const worker = startDeliveryWorker({
       db,
       logger,
-      allowedNets,
+      targetPolicy,
       retryScheduleMs: retryScheduleMs(config.WEBHOOK_RETRY_SCHEDULE),
       jitter: config.WEBHOOK_RETRY_JITTER,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
@@ -37,7 +42,7 @@ await runService<WebhooksDatabase>({
       concurrency: config.WEBHOOK_INGEST_CONCURRENCY,
       onQueued: worker.wake,
     });
-    const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness, allowedNets, onQueued: worker.wake });
+    const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness, targetPolicy, onQueued: worker.wake });
     return { fetch, background: [ingest, worker] };
   },
 });

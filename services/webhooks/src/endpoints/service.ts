@@ -4,15 +4,16 @@ import type { Kysely } from 'kysely';
 import type { WebhooksDatabase } from '../db/database.ts';
 import { storeTestEvent } from '../ingest/event-store.ts';
 import { newEndpointSecret } from '../signing/signature.ts';
-import type { Network } from '../ssrf/cidr.ts';
-import { targetRefusal } from '../ssrf/target-guard.ts';
+import type { TargetPolicy } from '../ssrf/target-guard.ts';
+import { checkWebhookUrl } from '../ssrf/webhook-url.ts';
 import { isKnownEventType } from './event-catalog.ts';
 import type { CreateWebhook, UpdateWebhook } from './model.ts';
 import * as repo from './repo.ts';
 
 export interface EndpointServiceDeps {
   db: Kysely<WebhooksDatabase>;
-  allowedNets: Network[];
+  /** Where webhook URLs may point (contract §20). */
+  targetPolicy: TargetPolicy;
   /** Wakes the local delivery worker after a test event is queued. */
   onQueued: () => void;
 }
@@ -20,25 +21,9 @@ export interface EndpointServiceDeps {
 /** How long a rotated-out secret keeps signing alongside the new one. */
 export const SECRET_GRACE_MS = 24 * 3600 * 1000;
 
-async function urlProblems(raw: string, allowedNets: Network[]): Promise<string | undefined> {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return 'must be an absolute http(s) URL';
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
-  if (url.username || url.password) return 'must not contain credentials';
-  return targetRefusal(url, allowedNets);
-}
-
 /** Checks url and events of a create or update body; collects every failing field. */
-async function checkWebhookInput(input: { url?: string; events?: string[] }, allowedNets: Network[]): Promise<void> {
-  const details: ErrorDetail[] = [];
-  if (input.url !== undefined) {
-    const problem = await urlProblems(input.url, allowedNets);
-    if (problem) details.push({ field: 'url', message: problem });
-  }
+async function checkWebhookInput(input: { url?: string; events?: string[] }, targetPolicy: TargetPolicy): Promise<void> {
+  const details: ErrorDetail[] = input.url === undefined ? [] : await checkWebhookUrl(input.url, targetPolicy);
   input.events?.forEach((type, i) => {
     if (type !== '*' && !isKnownEventType(type)) {
       details.push({ field: `events[${i}]`, message: `is not a known event type (see GET /webhooks/event-types)` });
@@ -61,7 +46,7 @@ export function webhookId(raw: string): number {
 
 /** Registers an endpoint with a fresh secret. */
 export async function createWebhook(deps: EndpointServiceDeps, tenantId: string, body: CreateWebhook) {
-  await checkWebhookInput(body, deps.allowedNets);
+  await checkWebhookInput(body, deps.targetPolicy);
   return repo.insertEndpoint(deps.db, {
     tenant_id: tenantId,
     url: body.url,
@@ -84,7 +69,7 @@ export async function getWebhook(deps: EndpointServiceDeps, tenantId: string, id
 
 /** Partial update; enabling clears the reason the service disabled it. */
 export async function updateWebhook(deps: EndpointServiceDeps, tenantId: string, id: number, body: UpdateWebhook) {
-  await checkWebhookInput(body, deps.allowedNets);
+  await checkWebhookInput(body, deps.targetPolicy);
   const changes = {
     ...(body.url !== undefined ? { url: body.url } : {}),
     ...(body.events !== undefined ? { events: normalizeEvents(body.events) } : {}),

@@ -1,7 +1,7 @@
 import type { Logger } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { WebhooksDatabase } from '../db/database.ts';
-import type { Network } from '../ssrf/cidr.ts';
+import type { TargetPolicy } from '../ssrf/target-guard.ts';
 import { sendWebhook } from './http-sender.ts';
 import { judgeAttempt, nextRetryDelayMs } from './retry-policy.ts';
 import { type AttemptRecord, type ClaimedTask, claimDueTasks, recordAttempt } from './task-queue.ts';
@@ -10,7 +10,7 @@ import { buildWebhookRequest } from './webhook-request.ts';
 export interface DeliveryWorkerOptions {
   db: Kysely<WebhooksDatabase>;
   logger: Logger;
-  allowedNets: Network[];
+  targetPolicy: TargetPolicy;
   retryScheduleMs: number[];
   jitter: number;
   timeoutMs: number;
@@ -23,7 +23,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Makes one attempt for a claimed task and turns its result into a log record. */
 async function attemptDelivery(task: ClaimedTask, options: DeliveryWorkerOptions): Promise<AttemptRecord> {
   const { body, headers } = buildWebhookRequest(task);
-  const result = await sendWebhook({ url: task.url, headers, body, timeoutMs: options.timeoutMs, allowedNets: options.allowedNets });
+  const result = await sendWebhook({ url: task.url, headers, body, timeoutMs: options.timeoutMs, targetPolicy: options.targetPolicy });
   const base = { statusCode: result.statusCode, error: result.error, excerpt: result.excerpt, durationMs: result.durationMs };
   const verdict = judgeAttempt(result);
   if (verdict === 'delivered') return { ...base, status: 'delivered', nextAttemptAt: null };

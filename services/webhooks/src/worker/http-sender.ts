@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { Network } from '../ssrf/cidr.ts';
-import { guardedLookup, literalTargetRefusal } from '../ssrf/target-guard.ts';
+import { guardedLookup, literalTargetRefusal, type TargetPolicy } from '../ssrf/target-guard.ts';
+import { parseWebhookUrl } from '../ssrf/webhook-url.ts';
 
 const EXCERPT_BYTES = 2048;
 
@@ -10,7 +10,7 @@ export interface SendRequest {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
-  allowedNets: Network[];
+  targetPolicy: TargetPolicy;
 }
 
 /** What one POST produced: a status code (any, redirects included), or a network error. */
@@ -29,9 +29,12 @@ export interface SendResult {
 export function sendWebhook(request: SendRequest): Promise<SendResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  const url = new URL(request.url);
-  const literalRefusal = literalTargetRefusal(url, request.allowedNets);
-  if (literalRefusal) return Promise.resolve(failure(`refused: ${url.hostname} ${literalRefusal}`, elapsed()));
+  // The registration rules again: a row stored before them (or edited since) gets no request.
+  const { url, problem } = parseWebhookUrl(request.url);
+  if (!url) return Promise.resolve(failure(`refused: url ${problem}`, elapsed()));
+  // node:http skips `lookup` for IP literals, so those are checked here.
+  const literalRefusal = literalTargetRefusal(url, request.targetPolicy.allowedNets);
+  if (literalRefusal) return Promise.resolve(failure(`refused: ${literalRefusal}`, elapsed()));
 
   return new Promise((resolve) => {
     let settled = false;
@@ -47,7 +50,7 @@ export function sendWebhook(request: SendRequest): Promise<SendResult> {
       {
         method: 'POST',
         headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
-        lookup: guardedLookup(request.allowedNets) as any,
+        lookup: guardedLookup(request.targetPolicy) as any,
         agent: false,
       },
       (res) => {
