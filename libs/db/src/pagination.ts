@@ -5,13 +5,24 @@ import { type SelectQueryBuilder, sql } from 'kysely';
 /** Query parameters every list endpoint accepts (contract §4). Unknown parameters are ignored. */
 export const ListQuery = Type.Object(
   {
-    // Ranges are checked in pageRequest: after Elysia's string→integer coercion a range error loses its field name.
-    per_page: Type.Optional(Type.Integer({ default: 15, description: 'Items per page, 1..100 (default 15); out of range → 422' })),
-    page: Type.Optional(Type.Integer({ default: 1, description: 'Page number, from 1 (default 1); below 1 → 422' })),
+    // The raw strings are checked against these bounds by `listQuery` (libs/http) before Elysia coerces them.
+    per_page: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, default: 15, description: 'Items per page, 1..100 (default 15); out of range → 422' }),
+    ),
+    page: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2_147_483_647,
+        default: 1,
+        description: 'Page number, 1..2147483647 (default 1); out of range → 422',
+      }),
+    ),
     sort: Type.Optional(
       Type.String({ description: 'Sort field, `-field` for descending: id, created_at, updated_at, and name where present' }),
     ),
-    updated_since: Type.Optional(Type.String({ format: 'date-time', description: 'Only items updated at or after this ISO time' })),
+    updated_since: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Only items updated at or after this RFC 3339 instant (with Z or an offset)' }),
+    ),
   },
   { additionalProperties: true },
 );

@@ -1,5 +1,7 @@
 import { Elysia } from 'elysia';
 import { AppError, errorResponse, validationError } from './errors.ts';
+import { nulErrors, readJsonBody } from './input/json-body.ts';
+import { expandUnions, throwIfInvalid } from './input/validate.ts';
 import type { Logger } from './logger.ts';
 import { HttpMetrics } from './metrics.ts';
 import { type DescribedRoute, describeRoutes } from './openapi.ts';
@@ -68,6 +70,13 @@ export interface ServiceKitOptions {
   openPaths?: string[];
 }
 
+/** Whether a route reads its own body stream (`parse: 'none'`, the multipart uploads). */
+function readsRawBody(route: DescribedRoute): boolean {
+  const parse = route.hooks?.parse;
+  const hooks = Array.isArray(parse) ? parse : [parse];
+  return hooks.some((hook) => hook === 'none' || hook?.fn === 'none');
+}
+
 async function runChecks(checks: ReadinessCheck[]) {
   const results = await Promise.all(
     checks.map(async ({ name, check }) => {
@@ -93,14 +102,27 @@ export function createServiceKit(options: ServiceKitOptions) {
   const metrics = new HttpMetrics(service);
   const openPaths = new Set(['/livez', '/readyz', '/metrics', ...(options.openPaths ?? [])]);
 
+  // Routes declared with `parse: 'none'` (uploads) read their own body stream; filled by `handler`.
+  const rawBodyRoutes = new Set<string>();
+
   const plugin = new Elysia({ name: `crm-kit-${service}` })
     .use(requestContext)
+    // The input boundary (contract §19): strict JSON bodies, and no NUL in any query or path value.
+    .onParse({ as: 'global' }, ({ request, contentType, route }) =>
+      rawBodyRoutes.has(`${request.method} ${route}`) ? null : readJsonBody(request, contentType),
+    )
+    .onTransform({ as: 'global' }, ({ query }) => throwIfInvalid(nulErrors(query)))
+    .onBeforeHandle({ as: 'global' }, ({ params }) => throwIfInvalid(nulErrors(params)))
     .onError({ as: 'global' }, ({ code, error, request }) => {
       const requestId = states.get(request)?.requestId ?? crypto.randomUUID();
       if (error instanceof AppError) return errorResponse(error, requestId);
       if (code === 'VALIDATION') {
-        const all = (error as any).all ?? [];
-        return errorResponse(validationError(validationDetails(all)), requestId);
+        // A path parameter that fails its schema (`/contacts/{id}` with id 0 or 2^31) names no
+        // resource: not found. Elysia reports a failed integer coercion of a path id as 'property'.
+        const on = (error as { type?: string }).type;
+        if (on === 'params' || on === 'property') return errorResponse(new AppError('not_found', 'Not found'), requestId);
+        const all = (error as { all?: Parameters<typeof expandUnions>[0] }).all ?? [];
+        return errorResponse(validationError(validationDetails(expandUnions(all))), requestId);
       }
       if (code === 'PARSE') return errorResponse(new AppError('bad_request', 'Malformed JSON body'), requestId);
       if (code === 'NOT_FOUND') return errorResponse(new AppError('not_found', 'No such route'), requestId);
@@ -117,6 +139,7 @@ export function createServiceKit(options: ServiceKitOptions) {
 
   /** Wraps the finished app: request id, internal guard, 405 detection, metrics and access log. */
   function handler(app: { fetch: (r: Request) => Response | Promise<Response>; routes: DescribedRoute[] }) {
+    for (const route of app.routes) if (readsRawBody(route)) rawBodyRoutes.add(`${route.method} ${route.path}`);
     const matchers = app.routes.map((r) => ({
       method: r.method,
       regex: new RegExp(
