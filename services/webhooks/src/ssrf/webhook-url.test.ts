@@ -41,6 +41,7 @@ describe('URL rules that need no DNS', () => {
     expect(parseWebhookUrl('ftp://example.com/').problem).toBe('must be an http or https URL');
     expect(parseWebhookUrl('file:///etc/passwd').problem).toBe('must be an http or https URL');
     expect(parseWebhookUrl('/relative').problem).toBe('must be an absolute http(s) URL');
+    expect(parseWebhookUrl('not a url').problem).toBe('must be an absolute http(s) URL');
     expect(parseWebhookUrl('https://user:pw@example.com/').problem).toBe('must not contain credentials (user:password@)');
     expect(parseWebhookUrl('https://user@example.com/').problem).toBe('must not contain credentials (user:password@)');
     const long = `https://example.com/${'a'.repeat(2048 - 20)}`;

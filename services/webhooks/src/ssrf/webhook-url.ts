@@ -18,15 +18,16 @@ export function parseWebhookUrl(raw: string): { url: URL; problem?: undefined } 
   if (raw.length > MAX_WEBHOOK_URL_LENGTH) {
     return { problem: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters long (it has ${raw.length})` };
   }
-  const forbidden = FORBIDDEN_CHARACTER.exec(raw);
-  if (forbidden) {
-    return { problem: `must not contain whitespace or control characters (${codePoint(forbidden[0])} at position ${forbidden.index})` };
-  }
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return { problem: 'must be an absolute http(s) URL' };
+  }
+  // Parsing first only decides which message a non-URL gets; a string that parses is still refused here.
+  const forbidden = FORBIDDEN_CHARACTER.exec(raw);
+  if (forbidden) {
+    return { problem: `must not contain whitespace or control characters (${codePoint(forbidden[0])} at position ${forbidden.index})` };
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: 'must be an http or https URL' };
   if (url.username !== '' || url.password !== '') return { problem: 'must not contain credentials (user:password@)' };
