@@ -1,3 +1,4 @@
 export * from './database.ts';
 export * from './migrations.ts';
 export * from './pagination.ts';
+export * from './list/index.ts';
