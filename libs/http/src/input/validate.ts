@@ -11,8 +11,14 @@ import { validationDetails } from '../validation.ts';
 import './formats.ts';
 import './messages.ts';
 
-/** A rule a schema cannot express (an unknown contact type, a duplicate sku…); must tolerate malformed input. */
-export type RuleCheck = (body: unknown, context: { tenantId: string }) => ErrorDetail[] | Promise<ErrorDetail[]>;
+/**
+ * A rule a schema cannot express (an unknown contact type, a duplicate sku…); must tolerate malformed
+ * input. `params` are the route's raw path parameters, not yet checked (`/categories/:id` → `{ id: '7' }`).
+ */
+export type RuleCheck = (
+  body: unknown,
+  context: { tenantId: string; params: Record<string, string | undefined> },
+) => ErrorDetail[] | Promise<ErrorDetail[]>;
 
 const checks = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
@@ -75,10 +81,10 @@ export function throwIfInvalid(details: ErrorDetail[]): void {
 export function jsonBody<S extends TSchema>(schema: S, rules?: RuleCheck) {
   return {
     body: schema,
-    transform: async ({ body, tenantId }: { body: unknown; tenantId: string }) => {
+    transform: async ({ body, tenantId, params }: { body: unknown; tenantId: string; params?: Record<string, string | undefined> }) => {
       const fromSchema = schemaErrors(schema, body);
       if (fromSchema.length === 0) return;
-      throw validationError(rules ? mergeDetails(fromSchema, await rules(body, { tenantId })) : fromSchema);
+      throw validationError(rules ? mergeDetails(fromSchema, await rules(body, { tenantId, params: params ?? {} })) : fromSchema);
     },
   };
 }
