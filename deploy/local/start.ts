@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ensureDatabase } from '@crm/db';
 import {
+  defaultOpsPort,
   defaultPorts,
   ensureMinio,
   ensureNats,
@@ -48,6 +49,7 @@ if (minio) owned.push(minio);
 await ensureDatabase(settings.databaseUrl);
 
 const ports = defaultPorts();
+const opsPort = defaultOpsPort();
 const adminToken = process.env.ADMIN_TOKEN ?? `adm_${crypto.randomUUID().replace(/-/g, '')}`;
 const env: Record<string, string> = {
   ...portEnv(ports),
@@ -66,6 +68,7 @@ for (const name of processNames) {
   const proc = spawnService({
     name,
     port: ports[name],
+    opsPort,
     env,
     logFile: join(logDir, `${name}.log`),
     echo: process.env.CRM_LOG_STDOUT === '1',
@@ -94,6 +97,7 @@ console.log(`
   API key     ${apiKey}
   Admin token ${adminToken}
   API docs    ${gatewayUrl}/docs   (OpenAPI: ${gatewayUrl}/openapi/v1.yaml)
+  Operations  http://127.0.0.1:${opsPort}/metrics   (also /livez, /readyz; keep this port private)
   Logs        ${logDir}/<service>.log
 
   Try:  curl -s ${gatewayUrl}/v1/contacts -H 'x-api-key: ${apiKey}'

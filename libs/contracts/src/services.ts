@@ -9,3 +9,5 @@ export const services = {
 export type ServiceName = keyof typeof services;
 export const serviceNames = Object.keys(services) as ServiceName[];
 export const GATEWAY_DEFAULT_PORT = 8080;
+/** The gateway's operations port: /metrics, /livez, /readyz, off the public network (contract §20). */
+export const GATEWAY_OPS_DEFAULT_PORT = 9090;

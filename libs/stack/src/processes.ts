@@ -3,7 +3,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GATEWAY_DEFAULT_PORT, type ServiceName, services } from '@crm/contracts';
+import { GATEWAY_DEFAULT_PORT, GATEWAY_OPS_DEFAULT_PORT, type ServiceName, services } from '@crm/contracts';
 
 /** The repository root. */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -43,6 +43,11 @@ export function defaultPorts(env: Record<string, string | undefined> = process.e
   return ports;
 }
 
+/** The gateway's operations port (/metrics, /livez, /readyz): GATEWAY_OPS_PORT or 9090. */
+export function defaultOpsPort(env: Record<string, string | undefined> = process.env): number {
+  return Number(env.GATEWAY_OPS_PORT ?? GATEWAY_OPS_DEFAULT_PORT);
+}
+
 function binary(name: 'bun' | 'deno'): string {
   return join(repoRoot, 'node_modules', '.bin', name);
 }
@@ -50,15 +55,23 @@ function binary(name: 'bun' | 'deno'): string {
 export interface ServiceProcess {
   name: ProcessName;
   url: string;
+  /** The gateway's operations port (/metrics, /livez, /readyz), when it was given one. */
+  opsUrl?: string;
   child: ChildProcess;
   /** Sends a signal and resolves with the exit code once the process has exited. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Spawns one service (`services/<name>/src/main.ts`) under Bun or Deno, appending its output to a log file. */
+/**
+ * Spawns one service (`services/<name>/src/main.ts`) under Bun or Deno, appending its output to a
+ * log file. A gateway listens on `opsPort` for /metrics and probes, or on any free port when none
+ * is given (so extra gateways never collide on the default 9090).
+ */
 export function spawnService(options: {
   name: ProcessName;
   port: number;
+  /** The gateway's operations port. */
+  opsPort?: number;
   env: Record<string, string>;
   runtime?: Runtime;
   logFile?: string;
@@ -68,9 +81,10 @@ export function spawnService(options: {
   const { name, runtime = 'bun' } = options;
   const entry = join(repoRoot, 'services', name, 'src', 'main.ts');
   const args = runtime === 'deno' ? ['run', '-A', '--quiet', entry] : [entry];
+  const ops = name === 'gateway' ? { GATEWAY_OPS_PORT: String(options.opsPort ?? 0) } : {};
   const child = spawn(binary(runtime), args, {
     cwd: repoRoot,
-    env: { ...process.env, ...options.env },
+    env: { ...process.env, ...options.env, ...ops },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (options.logFile) {
@@ -91,6 +105,7 @@ export function spawnService(options: {
   return {
     name,
     url: `http://127.0.0.1:${options.port}`,
+    ...(name === 'gateway' && options.opsPort ? { opsUrl: `http://127.0.0.1:${options.opsPort}` } : {}),
     child,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;

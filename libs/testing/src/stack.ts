@@ -36,15 +36,17 @@ export async function startStack(options: StackOptions = {}) {
   const { runId, databaseUrl, natsUrl, stream, subjectPrefix, bucket, s3, dataDir, adminToken, internalToken } = run;
 
   const ports = Object.fromEntries(await Promise.all(processNames.map(async (n) => [n, await freePort()]))) as Record<ProcessName, number>;
+  const opsPort = await freePort();
   const env: Record<string, string> = { ...run.env, ...portEnv(ports), ...options.env };
   const logDir = join(dataDir, 'test-logs', runId);
   const processes = {} as Record<ProcessName, ServiceProcess>;
   const extra: ServiceProcess[] = [];
 
-  async function startProcess(name: ProcessName, extraEnv: Record<string, string> = {}, port = ports[name]) {
+  async function startProcess(name: ProcessName, extraEnv: Record<string, string> = {}, port = ports[name], ops = opsPort) {
     const proc = spawnService({
       name,
       port,
+      opsPort: ops,
       env: { ...env, ...extraEnv, ...(name === 'gateway' ? { GATEWAY_PORT: String(port) } : {}) },
       runtime: options.runtime,
       logFile: join(logDir, `${name}${port === ports[name] ? '' : `-${port}`}.log`),
@@ -63,6 +65,8 @@ export async function startStack(options: StackOptions = {}) {
   }
 
   const gatewayUrl = processes.gateway.url;
+  /** The gateway's operations port: /metrics (not served on the public port), /livez, /readyz. */
+  const gatewayOpsUrl = `http://127.0.0.1:${opsPort}`;
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
 
   async function admin<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>> {
@@ -89,6 +93,7 @@ export async function startStack(options: StackOptions = {}) {
   return {
     runId,
     gatewayUrl,
+    gatewayOpsUrl,
     adminToken,
     internalToken,
     databaseUrl,
@@ -113,9 +118,9 @@ export async function startStack(options: StackOptions = {}) {
     async restartProcess(name: ProcessName, extraEnv: Record<string, string> = {}) {
       processes[name] = await startProcess(name, extraEnv);
     },
-    /** Starts one more gateway replica sharing this stack's database and NATS; returns it. */
+    /** Starts one more gateway replica sharing this stack's database and NATS; returns it (with its own `opsUrl`). */
     async startGatewayReplica(extraEnv: Record<string, string> = {}) {
-      const proc = await startProcess('gateway', extraEnv, await freePort());
+      const proc = await startProcess('gateway', extraEnv, await freePort(), await freePort());
       extra.push(proc);
       return proc;
     },

@@ -1,12 +1,4 @@
-import {
-  type AppError,
-  createInternalClient,
-  createServiceKit,
-  errorResponse,
-  type Logger,
-  type ReadinessCheck,
-  requestIdOf,
-} from '@crm/http';
+import { AppError, createInternalClient, createServiceKit, errorResponse, type Logger, type ReadinessCheck, requestIdOf } from '@crm/http';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
@@ -14,13 +6,14 @@ import { createAuditRecorder } from './audit/recorder.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { createAuthenticator } from './auth/authenticate.ts';
 import type { GatewayConfig } from './config.ts';
+import { createCorsPolicy, parseAllowedOrigins } from './cors/cors.ts';
 import type { GatewayDatabase } from './db/database.ts';
 import { healthRoutes } from './health/health.ts';
 import { assertHttps, transportPolicy } from './https/transport.ts';
 import { startPurgeJob } from './idempotency/purge.ts';
 import { createOpenApiDocument } from './openapi/document.ts';
 import { openApiRoutes } from './openapi/routes.ts';
-import { createPublicApi, serviceUrls } from './public-api.ts';
+import { createPublicApi, serviceUrls, withPublicHeaders } from './public-api.ts';
 import { createRateLimiter } from './rate-limit/limiter.ts';
 import { adminRoutes } from './tenants/admin-routes.ts';
 
@@ -35,7 +28,9 @@ export interface GatewayDeps {
 /** Gateway-owned /v1 routes: reached only through the public pipeline (key, limits, audit). */
 const LOCAL_ROUTES: Record<string, string[]> = { '/v1/health': ['GET'], '/v1/audit-logs': ['GET'] };
 /** Probes stay reachable over plain HTTP for orchestrators even when HTTPS is required. */
-const PROBES = new Set(['/livez', '/readyz', '/metrics']);
+const PROBES = new Set(['/livez', '/readyz']);
+/** Public under /v1 but served by Elysia without a key (contract §2). */
+const OPENAPI_V1 = '/v1/openapi/v1.yaml';
 
 function pathOf(url: string): { path: string; search: string } {
   const pathStart = url.indexOf('/', url.indexOf('//') + 2);
@@ -45,7 +40,10 @@ function pathOf(url: string): { path: string; search: string } {
     : { path: url.slice(pathStart, queryStart), search: url.slice(queryStart) };
 }
 
-/** The gateway: /v1 goes through the public pipeline; /admin, docs, health and metrics through Elysia. */
+/**
+ * The gateway: /v1 goes through the public pipeline; /admin, docs and probes through Elysia.
+ * `fetch` serves the public port; `opsFetch` the operations port (/metrics, /livez, /readyz).
+ */
 export function createApp(deps: GatewayDeps) {
   const { config, db, logger } = deps;
   const kit = createServiceKit({ service: 'gateway', logger, internalToken: null, readiness: deps.readiness });
@@ -56,6 +54,7 @@ export function createApp(deps: GatewayDeps) {
   const audit = createAuditRecorder(db, logger, { flushMs: config.AUDIT_FLUSH_MS, batchSize: config.AUDIT_BATCH_SIZE });
   const purge = startPurgeJob(db, limiter, logger, config.PURGE_INTERVAL_MS);
   const transport = transportPolicy(config);
+  const cors = createCorsPolicy({ allowedOrigins: parseAllowedOrigins(config.CORS_ALLOWED_ORIGINS) });
 
   const app = new Elysia({ normalize: false })
     .use(kit.plugin)
@@ -66,7 +65,7 @@ export function createApp(deps: GatewayDeps) {
     urls,
     internalToken: config.INTERNAL_TOKEN,
     logger,
-    ownRoutes: () => app.routes.filter((r) => r.path !== '/v1/openapi/v1.yaml'),
+    ownRoutes: () => app.routes.filter((r) => r.path !== OPENAPI_V1),
   });
   app.use(openApiRoutes(openapi.yaml));
 
@@ -77,6 +76,7 @@ export function createApp(deps: GatewayDeps) {
     db,
     logger,
     transport,
+    cors,
     urls,
     internalToken: config.INTERNAL_TOKEN,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
@@ -86,18 +86,36 @@ export function createApp(deps: GatewayDeps) {
     localFetch: async (request) => app.handle(request),
   });
 
-  const dispatch = (request: Request): Response | Promise<Response> => {
+  const dispatch = async (request: Request): Promise<Response> => {
     const { path, search } = pathOf(request.url);
-    if ((path.startsWith('/v1/') || path === '/v1') && path !== '/v1/openapi/v1.yaml') return handlePublic(request, path, search);
-    if (!PROBES.has(path)) {
-      try {
-        assertHttps(request, transport);
-      } catch (error) {
-        return errorResponse(error as AppError, requestIdOf(request));
-      }
+    if (path.startsWith('/v1/') || path === '/v1') {
+      const response = path === OPENAPI_V1 ? await serveOpen(request) : await handlePublic(request, path, search);
+      return withPublicHeaders(request, response, cors);
+    }
+    // Metrics describe every tenant's traffic: only on the operations port (contract §20).
+    if (path === '/metrics') return errorResponse(new AppError('not_found', 'No such route'), requestIdOf(request));
+    return PROBES.has(path) ? app.fetch(request) : serveOpen(request);
+  };
+
+  /** Routes outside the pipeline that still obey REQUIRE_HTTPS: /admin, /openapi, /docs. */
+  const serveOpen = async (request: Request): Promise<Response> => {
+    try {
+      assertHttps(request, transport);
+    } catch (error) {
+      return errorResponse(error as AppError, requestIdOf(request));
     }
     return app.fetch(request);
   };
 
-  return { app, fetch: kit.handler({ fetch: dispatch, routes: app.routes }), background: [auth, purge, audit] };
+  /** The operations port: plain HTTP for probes and Prometheus, nothing else. */
+  const opsFetch = async (request: Request): Promise<Response> => {
+    const { path } = pathOf(request.url);
+    if (request.method === 'GET' && path === '/metrics') {
+      return new Response(kit.metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4' } });
+    }
+    if (request.method === 'GET' && PROBES.has(path)) return app.handle(request);
+    return errorResponse(new AppError('not_found', 'The operations port serves /metrics, /livez and /readyz only'), crypto.randomUUID());
+  };
+
+  return { app, fetch: kit.handler({ fetch: dispatch, routes: app.routes }), opsFetch, background: [auth, purge, audit] };
 }

@@ -1,4 +1,6 @@
 import { commonServiceEnv, loadConfig, Port, Type } from '@crm/config';
+import { GATEWAY_OPS_DEFAULT_PORT } from '@crm/contracts';
+import { ORIGIN_PATTERN } from './cors/cors.ts';
 
 const { INTERNAL_TOKEN, ...common } = commonServiceEnv;
 
@@ -7,6 +9,13 @@ export const GatewayEnv = Type.Object({
   INTERNAL_TOKEN,
   HOST: Type.String({ default: '0.0.0.0' }),
   GATEWAY_PORT: Port(8080),
+  GATEWAY_OPS_PORT: Type.Integer({
+    minimum: 0,
+    maximum: 65535,
+    default: GATEWAY_OPS_DEFAULT_PORT,
+    description:
+      'Operations port (plain HTTP, same HOST): /metrics, /livez, /readyz for probes and Prometheus; keep it off the public network. 0 = any free port.',
+  }),
   ADMIN_TOKEN: Type.String({ minLength: 16 }),
   SALES_URL: Type.String({ default: 'http://127.0.0.1:8081' }),
   CATALOG_URL: Type.String({ default: 'http://127.0.0.1:8082' }),
@@ -29,6 +38,11 @@ export const GatewayEnv = Type.Object({
   REQUIRE_HTTPS: Type.Optional(Type.Boolean()),
   NODE_ENV: Type.String({ default: 'development' }),
   TRUSTED_PROXIES: Type.String({ default: '', description: 'Comma-separated proxy IPs allowed to set X-Forwarded-Proto' }),
+  CORS_ALLOWED_ORIGINS: Type.String({
+    default: '',
+    pattern: `^\\s*(${ORIGIN_PATTERN}\\s*(,\\s*${ORIGIN_PATTERN}\\s*)*)?$`,
+    description: 'Comma-separated origins (https://host[:port]) whose browser pages may call /v1; empty = no CORS headers at all',
+  }),
 });
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { loadOrExit, runService } from '@crm/boot';
+import { serve } from '@crm/runtime';
 import { createApp } from './app.ts';
 import { loadGatewayConfig } from './config.ts';
 import type { GatewayDatabase } from './db/database.ts';
@@ -19,7 +20,11 @@ await runService<GatewayDatabase>({
   migrations,
   tls,
   async start({ db, nc, logger, readiness }) {
-    const { fetch, background } = createApp({ config, db, nc, logger, readiness });
-    return { fetch, background };
+    const { fetch, opsFetch, background } = createApp({ config, db, nc, logger, readiness });
+    // Metrics and probes on their own port, never TLS and never behind the public ingress (contract §20).
+    const ops = serve(opsFetch, { port: config.GATEWAY_OPS_PORT, hostname: config.HOST });
+    logger.info('operations port listening', { port: ops.port, host: config.HOST });
+    // Stopped after the public server has drained, so probes answer while requests finish.
+    return { fetch, background: [...background, { stop: () => ops.stop() }] };
   },
 });

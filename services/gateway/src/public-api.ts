@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type { AuditRecorder } from './audit/recorder.ts';
 import { redactQuery } from './audit/recorder.ts';
 import { type Authenticator, type Principal, setPrincipal } from './auth/authenticate.ts';
+import type { CorsPolicy } from './cors/cors.ts';
 import type { GatewayDatabase } from './db/database.ts';
 import type { ServiceUrls } from './health/health.ts';
 import { assertHttps, clientIpOf, type TransportPolicy } from './https/transport.ts';
@@ -21,6 +22,7 @@ export interface PublicApiDeps {
   db: Kysely<GatewayDatabase>;
   logger: Logger;
   transport: TransportPolicy;
+  cors: CorsPolicy;
   urls: ServiceUrls;
   internalToken: string;
   upstreamTimeoutMs: number;
@@ -54,6 +56,19 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
   }
 }
 
+/** Every /v1 answer: per key and possibly personal, so no cache keeps it; never content-sniffed. */
+const PUBLIC_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+
+/**
+ * The headers every /v1 response carries whoever made it — pipeline, service, replay, error
+ * (contract §20): PUBLIC_HEADERS, and the CORS headers for an allowed origin.
+ */
+export function withPublicHeaders(request: Request, response: Response, cors: CorsPolicy): Response {
+  const target = withHeaders(response, PUBLIC_HEADERS);
+  cors.decorate(request, target.headers);
+  return target;
+}
+
 function rateLimited(verdict: RateVerdict): AppError {
   const what = verdict.policy === 'ip' ? 'unauthenticated requests from this address' : `${verdict.policy}s`;
   return new AppError('rate_limited', `Rate limit of ${verdict.limit} ${what} per minute exceeded`, undefined, {
@@ -75,8 +90,8 @@ async function readErrorType(response: Response): Promise<{ response: Response; 
 }
 
 /**
- * The /v1 pipeline, in the contract's order: HTTPS check → API key (failures spend a per-IP
- * budget) → tenant rate limit → idempotency → forward (or a gateway-owned route) → audit.
+ * The /v1 pipeline, in the contract's order: HTTPS check → CORS preflight → API key (failures
+ * spend a per-IP budget) → tenant rate limit → idempotency → forward (or a gateway-owned route) → audit.
  * Every failure becomes the error envelope with the request id; every response carries the
  * rate-limit headers and produces exactly one audit record.
  */
@@ -142,6 +157,20 @@ export function createPublicApi(deps: PublicApiDeps) {
     });
   }
 
+  async function answer(request: Request, path: string, search: string, facts: RequestFacts): Promise<Response> {
+    assertHttps(request, deps.transport);
+    const preflight = deps.cors.preflight(request);
+    if (preflight) {
+      // A CORS preflight of an allowed origin carries no key (browsers never send one): answered
+      // before authentication, audited, and like every OPTIONS it spends no budget (§7); it shows
+      // the address's keyless budget, as a 401 would.
+      facts.verdict = await deps.limiter.peek(`ip:${facts.clientIp ?? 'unknown'}`, 'ip', deps.unauthenticatedPerMinute);
+      return preflight;
+    }
+    const principal = await admit(request, facts);
+    return execute(request, path, search, facts, principal);
+  }
+
   function errorToResponse(error: unknown, facts: RequestFacts): Response {
     if (!(error instanceof AppError)) deps.logger.error('unhandled error', { request_id: facts.requestId, error });
     const appError = error instanceof AppError ? error : new AppError('internal_error', 'Internal server error');
@@ -153,12 +182,10 @@ export function createPublicApi(deps: PublicApiDeps) {
     const started = performance.now();
     const occurredAt = new Date();
     const facts: RequestFacts = { requestId: requestIdOf(request), clientIp: clientIpOf(request, deps.transport) };
-    setRouteLabel(request, routeLabel(path));
+    setRouteLabel(request, deps.localRoutes[path] ? path : routeLabel(path));
     let response: Response;
     try {
-      assertHttps(request, deps.transport);
-      const principal = await admit(request, facts);
-      response = await execute(request, path, search, facts, principal);
+      response = await answer(request, path, search, facts);
     } catch (error) {
       response = errorToResponse(error, facts);
     }

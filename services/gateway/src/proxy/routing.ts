@@ -15,8 +15,12 @@ export function owningService(path: string): ServiceName | undefined {
   return undefined;
 }
 
-/** A low-cardinality label for metrics: `/v1/<resource>`. */
+/**
+ * A bounded metrics label (contract §20): `/v1/<resource>` for a path some service owns, else
+ * `unmatched`, so unknown paths from unauthenticated clients never create new series.
+ */
 export function routeLabel(path: string): string {
+  if (!owningService(path)) return 'unmatched';
   const end = path.indexOf('/', 4);
   return end === -1 ? path : path.slice(0, end);
 }
