@@ -13,11 +13,12 @@ import './messages.ts';
 
 /**
  * A rule a schema cannot express (an unknown contact type, a duplicate sku…); must tolerate malformed
- * input. `params` are the route's raw path parameters, not yet checked (`/categories/:id` → `{ id: '7' }`).
+ * input. `params` are the route's raw path parameters, not yet checked (`/categories/:id` → `{ id: '7' }`);
+ * `requestId` goes with any call the rule makes to another service.
  */
 export type RuleCheck = (
   body: unknown,
-  context: { tenantId: string; params: Record<string, string | undefined> },
+  context: { tenantId: string; requestId: string; params: Record<string, string | undefined> },
 ) => ErrorDetail[] | Promise<ErrorDetail[]>;
 
 const checks = new WeakMap<TSchema, TypeCheck<TSchema>>();
@@ -81,10 +82,13 @@ export function throwIfInvalid(details: ErrorDetail[]): void {
 export function jsonBody<S extends TSchema>(schema: S, rules?: RuleCheck) {
   return {
     body: schema,
-    transform: async ({ body, tenantId, params }: { body: unknown; tenantId: string; params?: Record<string, string | undefined> }) => {
+    transform: async (ctx: { body: unknown; tenantId: string; requestId: string; params?: Record<string, string | undefined> }) => {
+      const { body, tenantId, requestId, params } = ctx;
       const fromSchema = schemaErrors(schema, body);
       if (fromSchema.length === 0) return;
-      throw validationError(rules ? mergeDetails(fromSchema, await rules(body, { tenantId, params: params ?? {} })) : fromSchema);
+      throw validationError(
+        rules ? mergeDetails(fromSchema, await rules(body, { tenantId, requestId, params: params ?? {} })) : fromSchema,
+      );
     },
   };
 }
