@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { ensureGoTool, freePort, s3Client } from '@crm/stack';
+import { ensureGoTool, freePort, localS3, s3Client } from '@crm/stack';
 import { type Stack, startStack, type TestTenant } from '@crm/testing';
 import { createContact, documentRows, pdf, uploadToContact } from './documents-fixtures.ts';
 
@@ -13,10 +13,12 @@ const minio = { port: 0, consolePort: 0, dir: '', child: undefined as ChildProce
 const endpoint = () => `http://127.0.0.1:${minio.port}`;
 
 async function startMinio(): Promise<void> {
+  // The keys the stack hands the documents service (the generated local ones unless S3_* are set).
+  const { accessKey, secretKey } = localS3();
   minio.child = spawn(
     ensureGoTool('minio'),
     ['server', minio.dir, '--address', `127.0.0.1:${minio.port}`, '--console-address', `127.0.0.1:${minio.consolePort}`, '--quiet'],
-    { env: { ...process.env, MINIO_ROOT_USER: 'minioadmin', MINIO_ROOT_PASSWORD: 'minioadmin', MINIO_BROWSER: 'off' }, stdio: 'ignore' },
+    { env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off' }, stdio: 'ignore' },
   );
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {

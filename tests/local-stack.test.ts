@@ -1,9 +1,21 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canConnect, freePort, repoRoot } from '@crm/stack';
+import { CreateBucketCommand, ListBucketsCommand } from '@aws-sdk/client-s3';
+import {
+  acceptsCredentials,
+  canConnect,
+  ensureGoTool,
+  ensureMinio,
+  freePort,
+  generatedS3Credentials,
+  localS3CredentialsFile,
+  repoRoot,
+  type S3Env,
+  s3Client,
+} from '@crm/stack';
 import { type Stack, sharedStack } from '@crm/testing';
 import pg from 'pg';
 
@@ -41,13 +53,74 @@ test('admin CLI: `tenant create` prints the tenant with its key as JSON, and the
   expect(refused.stderr).toContain('401');
 });
 
+describe('MinIO credentials (contract §20)', () => {
+  test('the MinIO that npm test and npm start use refuses minioadmin and accepts the generated keys', async () => {
+    const stack: Stack = await sharedStack();
+    if (!process.env.S3_ACCESS_KEY) {
+      const saved = JSON.parse(readFileSync(localS3CredentialsFile, 'utf8'));
+      expect(stack.s3).toMatchObject({ accessKey: saved.access_key, secretKey: saved.secret_key });
+      expect(stack.env).toMatchObject({ S3_ACCESS_KEY: saved.access_key, S3_SECRET_KEY: saved.secret_key });
+      expect(statSync(localS3CredentialsFile).mode & 0o077).toBe(0);
+    }
+    expect(stack.s3.accessKey).not.toBe('minioadmin');
+    expect(await acceptsCredentials(stack.s3)).toBe(true);
+    expect(await acceptsCredentials({ ...stack.s3, accessKey: 'minioadmin', secretKey: 'minioadmin' })).toBe(false);
+  });
+
+  test('a MinIO of ours still running with minioadmin is restarted with the generated keys; its data stays', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crm-minio-restart-'));
+    const port = await freePort();
+    const endpoint = `http://127.0.0.1:${port}`;
+    mkdirSync(join(dir, 'minio'));
+    // What an older checkout left behind: the pinned MinIO, detached, with the default keys.
+    const old = spawn(
+      ensureGoTool('minio'),
+      ['server', join(dir, 'minio'), '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${await freePort()}`, '--quiet'],
+      { env: { ...process.env, MINIO_ROOT_USER: 'minioadmin', MINIO_ROOT_PASSWORD: 'minioadmin', MINIO_BROWSER: 'off' }, stdio: 'ignore' },
+    );
+    let restarted: ChildProcess | undefined;
+    const defaults: S3Env = { endpoint, region: 'us-east-1', accessKey: 'minioadmin', secretKey: 'minioadmin' };
+    try {
+      for (let i = 0; i < 300 && !(await canConnect('127.0.0.1', port)); i++) await Bun.sleep(100);
+      const before = s3Client(defaults);
+      await before.send(new CreateBucketCommand({ Bucket: 'kept-bucket' }));
+      before.destroy();
+
+      const generated: S3Env = { ...defaults, ...generatedS3Credentials(join(dir, 'credentials.json')), generated: true };
+      const logs: string[] = [];
+      const started = await ensureMinio(generated, dir, (m) => logs.push(m));
+      restarted = started?.process;
+      expect(logs.join('\n')).toContain(`restarting MinIO on 127.0.0.1:${port} (pid ${old.pid})`);
+      expect(old.exitCode !== null || old.signalCode !== null).toBe(true);
+      expect(await acceptsCredentials(generated)).toBe(true);
+      expect(await acceptsCredentials(defaults)).toBe(false);
+      const after = s3Client(generated);
+      expect((await after.send(new ListBucketsCommand({}))).Buckets?.map((b) => b.Name)).toEqual(['kept-bucket']);
+      after.destroy();
+      // A second call finds it right and leaves it alone.
+      expect(await ensureMinio(generated, dir, (m) => logs.push(m))).toBeUndefined();
+    } finally {
+      old.kill('SIGKILL');
+      restarted?.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  test('keys set in S3_ACCESS_KEY/S3_SECRET_KEY that MinIO refuses are an error, never a restart', async () => {
+    const stack: Stack = await sharedStack();
+    const wrong: S3Env = { ...stack.s3, accessKey: 'someone-else', secretKey: 'not-the-secret', generated: false };
+    await expect(ensureMinio(wrong, join(repoRoot, '.data'), () => {})).rejects.toThrow('refuses S3_ACCESS_KEY/S3_SECRET_KEY');
+    expect(await acceptsCredentials(stack.s3)).toBe(true);
+  });
+});
+
 describe('npm start', () => {
   const dir = mkdtempSync(join(tmpdir(), 'crm-start-'));
   const database = `crm_start_${Date.now().toString(36)}`;
   let ports: number[] = [];
 
   beforeAll(async () => {
-    ports = await Promise.all([1, 2, 3, 4, 5].map(() => freePort()));
+    ports = await Promise.all([1, 2, 3, 4, 5, 6].map(() => freePort()));
   });
 
   afterAll(async () => {
@@ -58,13 +131,14 @@ describe('npm start', () => {
     await client.end();
   });
 
-  test('npm start prints the gateway URL and a working key; Ctrl-C stops every process it started', async () => {
-    const [gateway, sales, catalog, documents, webhooks] = ports as [number, number, number, number, number];
+  test('npm start prints the gateway URL, the ops URL and a working key; Ctrl-C stops every process it started', async () => {
+    const [gateway, sales, catalog, documents, webhooks, ops] = ports as [number, number, number, number, number, number];
     const child = spawn(bun, ['deploy/local/start.ts'], {
       cwd: repoRoot,
       env: {
         ...process.env,
         GATEWAY_PORT: String(gateway),
+        GATEWAY_OPS_PORT: String(ops),
         SALES_PORT: String(sales),
         CATALOG_PORT: String(catalog),
         DOCUMENTS_PORT: String(documents),
@@ -92,6 +166,9 @@ describe('npm start', () => {
     expect(key).toBeDefined();
     const health = await fetch(`http://127.0.0.1:${gateway}/v1/health`, { headers: { 'x-api-key': key as string } });
     expect(health.status).toBe(200);
+    expect(output).toMatch(new RegExp(`Operations +http://127\\.0\\.0\\.1:${ops}/metrics`));
+    expect((await fetch(`http://127.0.0.1:${ops}/metrics`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${gateway}/metrics`)).status).toBe(404);
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);

@@ -1,14 +1,13 @@
 import { join } from 'node:path';
-import { repoRoot, type S3Env } from '@crm/stack';
+import { localS3, repoRoot } from '@crm/stack';
 
-/** Local defaults of the stack; each can be overridden by the env variable of the same name. */
+/**
+ * Local defaults of the stack; each can be overridden by the env variable of the same name. The
+ * S3 keys, unless S3_ACCESS_KEY/S3_SECRET_KEY are set, are generated once and kept in
+ * .local/s3-credentials.json (contract §20: never MinIO's default credentials).
+ */
 export function localSettings(env: Record<string, string | undefined> = process.env) {
-  const s3: S3Env = {
-    endpoint: env.S3_ENDPOINT ?? 'http://127.0.0.1:9000',
-    accessKey: env.S3_ACCESS_KEY ?? 'minioadmin',
-    secretKey: env.S3_SECRET_KEY ?? 'minioadmin',
-    region: env.S3_REGION ?? 'us-east-1',
-  };
+  const s3 = localS3(env);
   return {
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm',
     natsUrl: env.NATS_URL ?? 'nats://127.0.0.1:4222',

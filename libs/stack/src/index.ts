@@ -1,3 +1,4 @@
 export * from './infra.ts';
+export * from './minio.ts';
 export * from './processes.ts';
 export * from './tools.ts';

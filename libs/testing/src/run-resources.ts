@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ensureDatabase } from '@crm/db';
-import { ensureMinio, ensureNats, ensurePostgres, repoRoot, type S3Env, s3Client } from '@crm/stack';
+import { ensureMinio, ensureNats, ensurePostgres, localS3, repoRoot, type S3Env, s3Client } from '@crm/stack';
 import { connect } from 'nats';
 import pg from 'pg';
 
@@ -33,12 +33,7 @@ export async function prepareRun(kind: string, options: { natsUrl?: string; log?
   const baseDb = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const natsUrl = options.natsUrl ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
   const dataDir = join(repoRoot, '.data');
-  const s3: S3Env = {
-    endpoint: process.env.S3_ENDPOINT ?? 'http://127.0.0.1:9000',
-    accessKey: process.env.S3_ACCESS_KEY ?? 'minioadmin',
-    secretKey: process.env.S3_SECRET_KEY ?? 'minioadmin',
-    region: process.env.S3_REGION ?? 'us-east-1',
-  };
+  const s3: S3Env = localS3();
   mkdirSync(dataDir, { recursive: true });
   await ensurePostgres(baseDb, log);
   await ensureNats(natsUrl, dataDir, log);
