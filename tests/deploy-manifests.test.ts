@@ -54,6 +54,10 @@ function load(path: string): any[] {
 }
 
 const defaultPort = (name: ProcessName) => Number(schemas[name].properties[portVar(name)]!.default);
+/** The gateway's operations port (/metrics and probes, contract §20). */
+const opsPort = Number(GatewayEnv.properties.GATEWAY_OPS_PORT!.default);
+/** Secrets created once at install with random values instead of by kustomize (deploy/README.md). */
+const installSecrets: Record<string, string[]> = { 'crm-minio': ['rootUser', 'rootPassword'] };
 
 /** Kubernetes objects of base + example overlay, and the keys of the generated ConfigMaps/Secrets. */
 function kustomize() {
@@ -81,6 +85,11 @@ describe('manifests parse', () => {
 
 describe('docker compose', () => {
   const [compose] = load(join(deployDir, 'compose.yaml'));
+  const credentials = compose.services['minio-credentials'];
+  const generatorScript: string = credentials.command.join(' ');
+  /** The variables the generated credentials file defines (the generator's printf format). */
+  const generated = [...generatorScript.matchAll(/(S3_[A-Z_]+)=%s/g)].map((m) => m[1] as string);
+  const sourcesCredentials = (svc: any) => JSON.stringify([svc.entrypoint, svc.command]).includes('. /credentials/s3.env');
 
   test('runs PostgreSQL, NATS with JetStream and MinIO', () => {
     expect(compose.services.postgres.image).toMatch(/^postgres:/);
@@ -88,16 +97,45 @@ describe('docker compose', () => {
     expect(compose.services.minio.image).toMatch(/^minio\/minio:/);
   });
 
+  test('MinIO runs with credentials generated on the first start, never a default one', () => {
+    expect(generated).toEqual(['S3_ACCESS_KEY', 'S3_SECRET_KEY']);
+    expect(generatorScript).toContain('/dev/urandom');
+    const minio = compose.services.minio;
+    expect(minio.depends_on['minio-credentials']).toEqual({ condition: 'service_completed_successfully' });
+    expect(sourcesCredentials(minio)).toBe(true);
+    // `$$` is compose's escape of `$`: the shell expands the variables the credentials file set.
+    expect(minio.entrypoint.join(' ')).toContain('MINIO_ROOT_USER="$$S3_ACCESS_KEY" MINIO_ROOT_PASSWORD="$$S3_SECRET_KEY"');
+    expect(minio.environment?.MINIO_ROOT_USER).toBeUndefined();
+    for (const svc of Object.values<any>(compose.services))
+      expect(JSON.stringify(svc.environment ?? {})).not.toMatch(/S3_(ACCESS|SECRET)_KEY/);
+  });
+
   for (const name of processNames) {
     test(`${name}: every variable it must have is set, port and health check agree`, () => {
       const svc = compose.services[name];
       const env = svc.environment as Record<string, string>;
-      expect(Object.keys(env)).toEqual(expect.arrayContaining(mustSet(schemas[name])));
+      const set = [...Object.keys(env), ...(sourcesCredentials(svc) ? generated : [])];
+      expect(set).toEqual(expect.arrayContaining(mustSet(schemas[name])));
       expect(Number(env[portVar(name)])).toBe(defaultPort(name));
-      expect(JSON.stringify(svc.healthcheck.test)).toContain(`127.0.0.1:${defaultPort(name)}/readyz`);
+      const probePort = name === 'gateway' ? opsPort : defaultPort(name);
+      expect(JSON.stringify(svc.healthcheck.test)).toContain(`127.0.0.1:${probePort}/readyz`);
       expect(svc.build.dockerfile).toBe(`deploy/docker/${name}.Dockerfile`);
     });
   }
+
+  test('gateway: the operations port is set but not published on the host', () => {
+    const gateway = compose.services.gateway;
+    expect(Number(gateway.environment.GATEWAY_OPS_PORT)).toBe(opsPort);
+    expect(gateway.ports).toEqual([`${defaultPort('gateway')}:${defaultPort('gateway')}`]);
+    for (const [name, svc] of Object.entries<any>(compose.services)) if (name !== 'gateway') expect(svc.ports).toBeUndefined();
+  });
+});
+
+test('no file under deploy/ mentions the default MinIO credentials', () => {
+  const files = (dir: string): string[] =>
+    readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : [join(dir, f)]));
+  for (const file of files(deployDir))
+    expect({ file, minioadmin: readFileSync(file, 'utf8').includes('minioadmin') }).toEqual({ file, minioadmin: false });
 });
 
 describe('Dockerfiles', () => {
@@ -109,6 +147,10 @@ describe('Dockerfiles', () => {
       expect(text).toMatch(/^USER (?!root)\S+/m);
       expect(text).toContain(`CMD ["bun", "services/${name}/src/main.ts"]`);
       expect(text).toMatch(new RegExp(`^EXPOSE ${defaultPort(name)}$`, 'm'));
+      if (name === 'gateway') {
+        expect(text).toMatch(new RegExp(`^EXPOSE ${opsPort}$`, 'm'));
+        expect(text).toContain(`127.0.0.1:${opsPort}/livez`);
+      }
       expect(text).toContain('HOST=0.0.0.0');
     });
   }
@@ -124,7 +166,11 @@ describe('kubernetes (base + example overlay)', () => {
       const set = new Set<string>();
       for (const e of container.env ?? []) {
         const ref = e.valueFrom?.secretKeyRef ?? e.valueFrom?.configMapKeyRef;
-        if (ref) expect(configKeys.get(ref.name)?.has(ref.key)).toBe(true);
+        if (ref)
+          expect({ ref, known: configKeys.get(ref.name)?.has(ref.key) || installSecrets[ref.name]?.includes(ref.key) }).toEqual({
+            ref,
+            known: true,
+          });
         set.add(e.name);
       }
       for (const from of container.envFrom ?? []) {
@@ -139,8 +185,10 @@ describe('kubernetes (base + example overlay)', () => {
     test(`${name}: probes, resources, graceful shutdown, Service and HPA`, () => {
       const pod = of('Deployment', name).spec.template.spec;
       const container = pod.containers[0];
-      expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
-      expect(container.livenessProbe.httpGet).toEqual({ path: '/livez', port: 'http' });
+      // The gateway is probed on its operations port (contract §20), the services on their only port.
+      const probePort = name === 'gateway' ? 'ops' : 'http';
+      expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: probePort });
+      expect(container.livenessProbe.httpGet).toEqual({ path: '/livez', port: probePort });
       expect(container.ports[0].name).toBe('http');
       expect(container.resources.requests.cpu).toBeTruthy();
       expect(container.resources.requests.memory).toBeTruthy();
@@ -156,6 +204,40 @@ describe('kubernetes (base + example overlay)', () => {
       expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
     });
   }
+
+  test('gateway: the operations port is a named container port, scraped on the pods, absent from Service and Ingress', () => {
+    const deployment = of('Deployment', 'gateway');
+    const container = deployment.spec.template.spec.containers[0];
+    const ops = container.ports.find((p: any) => p.name === 'ops');
+    expect(ops.containerPort).toBe(opsPort);
+    expect(Number(container.env.find((e: any) => e.name === 'GATEWAY_OPS_PORT')?.value)).toBe(opsPort);
+    expect(deployment.spec.template.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': String(opsPort),
+      'prometheus.io/path': '/metrics',
+    });
+    const service = of('Service', 'gateway');
+    expect(service.spec.ports.map((p: any) => [p.port, p.targetPort])).toEqual([[defaultPort('gateway'), 'http']]);
+    const ingress = objects.find((o) => o.kind === 'Ingress');
+    for (const rule of ingress.spec.rules)
+      for (const path of rule.http.paths) expect(path.backend.service).toEqual({ name: 'gateway', port: { name: 'http' } });
+    const policy = of('NetworkPolicy', 'gateway');
+    const opsRule = policy.spec.ingress.find((r: any) => r.ports.some((p: any) => p.port === 'ops'));
+    expect(opsRule.from).toBeDefined(); // only from the monitoring namespace, never from everywhere
+  });
+
+  test('MinIO credentials: one Secret, generated at install, read by the MinIO chart and documents', () => {
+    const [minio] = load(join(deployDir, 'k8s/helm-values/minio.yaml'));
+    expect(minio.existingSecret).toBe('crm-minio');
+    expect(minio.rootUser).toBeUndefined();
+    expect(minio.rootPassword).toBeUndefined();
+    const env = of('Deployment', 'documents').spec.template.spec.containers[0].env;
+    const ref = (name: string) => env.find((e: any) => e.name === name).valueFrom.secretKeyRef;
+    expect(ref('S3_ACCESS_KEY')).toEqual({ name: 'crm-minio', key: 'rootUser' });
+    expect(ref('S3_SECRET_KEY')).toEqual({ name: 'crm-minio', key: 'rootPassword' });
+    expect(configKeys.has('crm-minio')).toBe(false); // no placeholder copy in the overlay
+    expect(readFileSync(join(deployDir, 'README.md'), 'utf8')).toContain('openssl rand');
+  });
 
   test('service URLs in the ConfigMap point at existing Services and their ports', () => {
     const config = configKeys.get('crm-config')!;
@@ -180,16 +262,21 @@ describe('probe paths exist on the running processes', () => {
   const probes = new Set<string>();
   for (const d of objects.filter((o) => o.kind === 'Deployment')) {
     const c = d.spec.template.spec.containers[0];
-    for (const p of [c.readinessProbe, c.livenessProbe, c.startupProbe]) if (p) probes.add(`${d.metadata.name} ${p.httpGet.path}`);
+    for (const p of [c.readinessProbe, c.livenessProbe, c.startupProbe])
+      if (p) probes.add(`${d.metadata.name} ${p.httpGet.port} ${p.httpGet.path}`);
   }
 
-  test('every probe of every Deployment answers 200 without credentials', async () => {
+  test('every probe of every Deployment answers 200 without credentials, on the port it names', async () => {
     const stack = await sharedStack();
     expect(probes.size).toBe(processNames.length * 2);
     for (const probe of probes) {
-      const [name, path] = probe.split(' ') as [ProcessName, string];
-      const response = await stack.call(name, 'GET', path);
+      const [name, port, path] = probe.split(' ') as [ProcessName, string, string];
+      const base = port === 'ops' ? stack.gatewayOpsUrl : stack.processes[name].url;
+      const response = await fetch(base + path);
       expect({ probe, status: response.status }).toEqual({ probe, status: 200 });
     }
+    // Scraping: /metrics answers on the gateway's operations port, not on its public port.
+    expect((await fetch(`${stack.gatewayOpsUrl}/metrics`)).status).toBe(200);
+    expect((await fetch(`${stack.gatewayUrl}/metrics`)).status).toBe(404);
   }, 120_000);
 });

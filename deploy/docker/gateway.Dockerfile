@@ -15,7 +15,8 @@ FROM oven/bun:1.4.5-slim
 WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
-    GATEWAY_PORT=8080
+    GATEWAY_PORT=8080 \
+    GATEWAY_OPS_PORT=9090
 COPY --from=deps /app/package.json ./package.json
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=deps /app/libs ./libs
@@ -23,8 +24,10 @@ COPY --from=deps /app/services/gateway ./services/gateway
 # The image's unprivileged user (uid 1000); nothing is written to the file system at run time.
 USER bun
 EXPOSE 8080
+# Operations port (/metrics, /livez, /readyz): for probes and Prometheus, never publish it.
+EXPOSE 9090
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
-  CMD ["bun", "-e", "const r = await fetch('http://127.0.0.1:8080/livez').catch(() => null); process.exit(r?.ok ? 0 : 1)"]
+  CMD ["bun", "-e", "const r = await fetch('http://127.0.0.1:9090/livez').catch(() => null); process.exit(r?.ok ? 0 : 1)"]
 # SIGTERM drains in-flight requests and flushes outbox/audit work, then exits 0 (contract §18).
 STOPSIGNAL SIGTERM
 CMD ["bun", "services/gateway/src/main.ts"]
