@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'bun:test';
+import { ConfigError } from '@crm/config';
+import { loadGatewayConfig } from '../config.ts';
 import { createCorsPolicy, parseAllowedOrigins } from './cors.ts';
 
 const APP = 'https://tools.example.com';
@@ -29,6 +31,28 @@ describe('parseAllowedOrigins', () => {
       'https://u@a.example.com',
     ])
       expect(() => parseAllowedOrigins(bad)).toThrow('CORS_ALLOWED_ORIGINS');
+  });
+});
+
+describe('CORS_ALLOWED_ORIGINS in the gateway config', () => {
+  const env = { INTERNAL_TOKEN: 'internal-token-0123456789', ADMIN_TOKEN: 'admin-token-0123456789' };
+
+  test('empty by default; a list of origins is accepted as written', () => {
+    expect(loadGatewayConfig(env).CORS_ALLOWED_ORIGINS).toBe('');
+    const list = 'https://tools.example.com, http://localhost:3000';
+    expect(loadGatewayConfig({ ...env, CORS_ALLOWED_ORIGINS: list }).CORS_ALLOWED_ORIGINS).toBe(list);
+  });
+
+  test('anything else stops start-up naming the variable', () => {
+    for (const bad of ['*', 'null', 'https://a.example.com/', 'tools.example.com']) {
+      try {
+        loadGatewayConfig({ ...env, CORS_ALLOWED_ORIGINS: bad });
+        throw new Error(`accepted ${bad}`);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        expect((error as ConfigError).problems.join()).toContain('CORS_ALLOWED_ORIGINS is invalid');
+      }
+    }
   });
 });
 
