@@ -18,7 +18,8 @@ export async function profileGateway(
   const entry = join(repoRoot, 'services', 'gateway', 'src', 'main.ts');
   const child = spawn(bun, ['--cpu-prof-md', `--cpu-prof-dir=${dir}`, entry], {
     cwd: repoRoot,
-    env: { ...process.env, ...env, GATEWAY_PORT: String(port) },
+    // GATEWAY_OPS_PORT=0: its own operations port, never a collision with the stack's gateway.
+    env: { ...process.env, ...env, GATEWAY_PORT: String(port), GATEWAY_OPS_PORT: '0' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const proc = { name: 'gateway' as const, url: `http://127.0.0.1:${port}`, child, stop: async () => null };
