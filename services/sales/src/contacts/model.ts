@@ -1,23 +1,23 @@
 import { AccountUser } from '@crm/contracts';
 import { listQueryWith, Pagination } from '@crm/db';
+import { ExtraFields, Name, NonNegativeInt } from '@crm/http';
 import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
 
 const text = (description?: string) => t.String({ maxLength: 255, description });
+const longText = () => t.String({ maxLength: 65_535 });
+const email = (description?: string) => t.String({ format: 'email', maxLength: 255, description });
 const nullable = <S extends Parameters<typeof t.Nullable>[0]>(schema: S) => t.Optional(t.Nullable(schema));
 
-/** A free-form object; its JSON must stay within 16 KB (checked by the service). */
-export const ExtraFields = t.Object({}, { additionalProperties: true, description: 'Free-form key/value object, JSON ≤ 16 KB' });
-
 const locationFields = {
-  primary: nullable(Type.Integer()),
+  primary: nullable(NonNegativeInt()),
   direction: nullable(text()),
   city: nullable(text()),
   postal: nullable(text()),
   country: nullable(text()),
   latitude: nullable(text()),
   longitude: nullable(text()),
-  extra_info: nullable(t.String({ maxLength: 65_535 })),
+  extra_info: nullable(longText()),
 };
 
 /** Location fields in a request; on update only the given fields change. */
@@ -59,23 +59,23 @@ export const Contact = t.Object({
 export type Contact = Static<typeof Contact>;
 
 const optionalContactFields = {
-  email: nullable(t.String({ format: 'email', maxLength: 255 })),
+  email: nullable(email()),
   is_person: nullable(t.Boolean()),
   cif: nullable(text('Tax identifier')),
   phone: nullable(text()),
   web: nullable(text()),
   iban: nullable(text()),
-  comments: nullable(t.String({ maxLength: 65_535 })),
-  users: nullable(t.Array(t.String({ format: 'email' }), { maxItems: 100, description: "E-mails of the account's users" })),
+  comments: nullable(longText()),
+  users: nullable(t.Array(email(), { maxItems: 100, description: "E-mails of the account's users" })),
   location: nullable(LocationInput),
-  extra_fields: nullable(ExtraFields),
+  extra_fields: nullable(ExtraFields()),
 };
 
 /** POST /contacts body: `name` and `type` required. */
 export const ContactCreate = t.Object(
   {
-    name: t.String({ minLength: 1, maxLength: 255 }),
-    type: t.String({ minLength: 1, maxLength: 255, description: 'A reference from GET /contacts/types' }),
+    name: Name(),
+    type: Name({ description: 'A reference from GET /contacts/types' }),
     ...optionalContactFields,
   },
   { additionalProperties: false },
@@ -85,8 +85,8 @@ export type ContactCreate = Static<typeof ContactCreate>;
 /** PUT/PATCH /contacts/{identifier} body: every field optional; null clears a nullable field. */
 export const ContactUpdate = t.Object(
   {
-    name: t.Optional(t.String({ minLength: 1, maxLength: 255 })),
-    type: t.Optional(t.String({ minLength: 1, maxLength: 255 })),
+    name: t.Optional(Name()),
+    type: t.Optional(Name({ description: 'A reference from GET /contacts/types' })),
     ...optionalContactFields,
   },
   { additionalProperties: false },
@@ -98,13 +98,18 @@ export const ContactBatch = t.Object({ data: t.Array(ContactCreate, { minItems: 
 
 /** GET /contacts query. */
 export const ContactListQuery = listQueryWith({
-  q: t.Optional(t.String({ description: 'Case-insensitive substring of name, email or cif' })),
-  type: t.Optional(t.String({ description: 'Contact type reference' })),
-  email: t.Optional(t.String({ description: 'Exact e-mail (case-insensitive)' })),
-  cif: t.Optional(t.String({ description: 'Exact tax identifier' })),
+  q: t.Optional(text('Case-insensitive substring of name, email or cif')),
+  type: t.Optional(text('Contact type reference')),
+  email: t.Optional(text('Exact e-mail (case-insensitive)')),
+  cif: t.Optional(text('Exact tax identifier')),
 });
+
+/** `{identifier}` of the contact routes (contract §11). */
+export const IdentifierParams = t.Object({ identifier: t.String({ description: 'Contact id, name, e-mail or CIF' }) });
+
+/** GET /internal/contacts/resolve query. */
+export const ResolveQuery = t.Object({ identifier: t.String() }, { additionalProperties: true });
 
 export const ContactResponse = t.Object({ data: Contact });
 export const ContactListResponse = t.Object({ data: t.Array(Contact), pagination: Pagination });
 export const ContactBatchResponse = t.Object({ data: t.Array(Contact) });
-export const DeletedResponse = t.Object({ deleted: t.Boolean() });

@@ -1,7 +1,17 @@
 import { ResolvedContact } from '@crm/contracts';
 import { pageRequest } from '@crm/db';
-import { notFound, requestContext, validationError } from '@crm/http';
-import { Elysia, t } from 'elysia';
+import {
+  checkedQuery,
+  Deleted,
+  isPlainObject,
+  jsonBody,
+  listQuery,
+  notFound,
+  type RuleCheck,
+  requestContext,
+  throwIfInvalid,
+} from '@crm/http';
+import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 import { resolveContactIdentifier } from './identifier.ts';
@@ -13,22 +23,21 @@ import {
   ContactListResponse,
   ContactResponse,
   ContactUpdate,
-  DeletedResponse,
+  IdentifierParams,
+  ResolveQuery,
 } from './model.ts';
 import { contactRuleErrors } from './rules.ts';
 import { createContacts, deleteContact, getContact, listContacts, updateContact } from './service.ts';
-import { checkListQuery, isPlainObject, validateBodyWithRules } from './validation.ts';
 
 const SORTABLE = ['id', 'name', 'created_at', 'updated_at'] as const;
 const TAGS = ['Contacts'];
 const IDENTIFIER_HELP =
   '`{identifier}` is matched in this order: numeric id, exact name, e-mail (case-insensitive), CIF; the lowest id wins among several matches. URL-encode it (`Acme%20Ltd`).';
-const IdentifierParams = t.Object({ identifier: t.String({ description: 'Contact id, name, e-mail or CIF' }) });
 
 /** Contacts: the public CRUD, list and batch routes, and the internal identifier resolution. */
 export function contactsRoutes(db: Kysely<SalesDatabase>) {
-  const singleRules = async (body: unknown, tenantId: string) => (await contactRuleErrors(db, tenantId, [{ body, prefix: '' }])).details;
-  const batchRules = async (body: unknown, tenantId: string) => {
+  const singleRules: RuleCheck = async (body, { tenantId }) => (await contactRuleErrors(db, tenantId, [{ body, prefix: '' }])).details;
+  const batchRules: RuleCheck = async (body, { tenantId }) => {
     const items = isPlainObject(body) && Array.isArray(body.data) ? body.data : [];
     return (
       await contactRuleErrors(
@@ -40,8 +49,7 @@ export function contactsRoutes(db: Kysely<SalesDatabase>) {
   };
   const update = {
     params: IdentifierParams,
-    body: ContactUpdate,
-    transform: validateBodyWithRules(ContactUpdate, singleRules),
+    ...jsonBody(ContactUpdate, singleRules),
     response: { 200: ContactResponse },
     detail: {
       summary: 'Update a contact',
@@ -60,8 +68,7 @@ export function contactsRoutes(db: Kysely<SalesDatabase>) {
         return { data: contact as NonNullable<typeof contact> };
       },
       {
-        body: ContactCreate,
-        transform: validateBodyWithRules(ContactCreate, singleRules),
+        ...jsonBody(ContactCreate, singleRules),
         response: { 201: ContactResponse },
         detail: {
           summary: 'Create a contact',
@@ -74,13 +81,12 @@ export function contactsRoutes(db: Kysely<SalesDatabase>) {
       '/v1/contacts',
       async ({ query, tenantId }) => {
         const { request, errors } = pageRequest(query, SORTABLE);
-        if (errors.length > 0) throw validationError(errors);
+        throwIfInvalid(errors);
         const { q, type, email, cif } = query;
         return listContacts(db, tenantId, { q, type, email, cif }, request);
       },
       {
-        query: ContactListQuery,
-        transform: checkListQuery(SORTABLE),
+        ...listQuery(ContactListQuery, SORTABLE),
         response: { 200: ContactListResponse },
         detail: {
           summary: 'List contacts',
@@ -98,8 +104,7 @@ export function contactsRoutes(db: Kysely<SalesDatabase>) {
         return { data };
       },
       {
-        body: ContactBatch,
-        transform: validateBodyWithRules(ContactBatch, batchRules),
+        ...jsonBody(ContactBatch, batchRules),
         response: { 201: ContactBatchResponse },
         detail: {
           summary: 'Create up to 100 contacts',
@@ -131,7 +136,7 @@ export function contactsRoutes(db: Kysely<SalesDatabase>) {
       },
       {
         params: IdentifierParams,
-        response: { 200: DeletedResponse },
+        response: { 200: Deleted },
         detail: {
           summary: 'Delete a contact',
           tags: TAGS,
@@ -146,6 +151,6 @@ export function contactsRoutes(db: Kysely<SalesDatabase>) {
         if (id === undefined) throw notFound('Contact');
         return { data: { id } };
       },
-      { query: t.Object({ identifier: t.String() }, { additionalProperties: true }), response: { 200: ResolvedContact } },
+      { ...checkedQuery(ResolveQuery), response: { 200: ResolvedContact } },
     );
 }

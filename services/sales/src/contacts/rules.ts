@@ -1,9 +1,8 @@
-import type { ErrorDetail } from '@crm/http';
+import { type ErrorDetail, isPlainObject } from '@crm/http';
 import type { Kysely } from 'kysely';
 import { unknownContactTypes } from '../contact-types/repo.ts';
 import type { SalesDatabase } from '../db/database.ts';
 import { findUsersByEmails } from '../users/repo.ts';
-import { extraFieldsErrors, isPlainObject } from './validation.ts';
 
 type Db = Kysely<SalesDatabase>;
 
@@ -23,8 +22,8 @@ const givenString = (value: unknown): value is string => typeof value === 'strin
 
 /**
  * The rules a schema cannot express, over one or many contact bodies at once (two queries in
- * all): `type` must be a contact type of the tenant, every `users[i]` an account user's e-mail,
- * `extra_fields` at most 16 KB. Malformed parts are skipped; the schema reports them.
+ * all): `type` must be a contact type of the tenant, every `users[i]` an account user's e-mail.
+ * Malformed parts are skipped; the schema reports them.
  */
 export async function contactRuleErrors(db: Db, tenantId: string, items: ContactItem[]): Promise<ContactRuleResult> {
   const bodies = items.map((item) => (isPlainObject(item.body) ? item.body : {}));
@@ -45,7 +44,6 @@ export async function contactRuleErrors(db: Db, tenantId: string, items: Contact
         if (givenString(email) && !userIds.has(email.toLowerCase()))
           details.push({ field: `${prefix}users[${i}]`, message: 'is not the e-mail of a user of this account' });
       });
-    details.push(...extraFieldsErrors(body.extra_fields, `${prefix}extra_fields`));
   });
   return { details, userIds };
 }

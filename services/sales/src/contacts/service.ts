@@ -1,6 +1,6 @@
 import { type PageRequest, paginationOf } from '@crm/db';
 import { writeEvent, writeEvents } from '@crm/events';
-import { notFound } from '@crm/http';
+import { notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 import { resolveContactIdentifier } from './identifier.ts';
@@ -19,7 +19,6 @@ import {
   updateContactColumns,
 } from './repo.ts';
 import { contactRuleErrors, userIdsOf } from './rules.ts';
-import { throwIfInvalid } from './validation.ts';
 
 type Db = Kysely<SalesDatabase>;
 

@@ -1,12 +1,11 @@
 import { listQueryWith, Pagination } from '@crm/db';
+import { DateOnly, ExtraFields, Money, Name, QueryId } from '@crm/http';
 import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
-import { ExtraFields } from '../contacts/model.ts';
 
 export const OPPORTUNITY_STATUSES = ['open', 'won', 'lost'] as const;
 const Status = t.Union([t.Literal('open'), t.Literal('won'), t.Literal('lost')], { description: 'open | won | lost' });
 const nullable = <S extends Parameters<typeof t.Nullable>[0]>(schema: S) => t.Optional(t.Nullable(schema));
-const MAX_AMOUNT = 999_999_999_999.99; // numeric(14, 2)
 
 /** An opportunity as the API returns it (contract §12). */
 export const Opportunity = t.Object({
@@ -28,20 +27,27 @@ export type Opportunity = Static<typeof Opportunity>;
 
 const optionalFields = {
   user_email: nullable(t.String({ format: 'email', maxLength: 255, description: "An account user's e-mail; becomes user_id" })),
-  amount: t.Optional(t.Number({ minimum: 0, maximum: MAX_AMOUNT, description: 'Rounded to 2 decimals; default 0' })),
-  currency: t.Optional(t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217, default EUR' })),
+  amount: t.Optional(Money({ description: 'Rounded to 2 decimals; default 0' })),
+  currency: t.Optional(
+    t.String({
+      pattern: '^[A-Z]{3}$',
+      patternMessage: 'must be an ISO 4217 code of three capital letters',
+      description: 'ISO 4217, default EUR',
+    }),
+  ),
   status: t.Optional(Status),
-  probability: nullable(Type.Integer({ minimum: 0, maximum: 100 })),
-  close_date: nullable(t.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD' })),
+  // A whole percentage: the column is an integer, so 12.5 is refused rather than rounded.
+  probability: nullable(Type.Integer({ minimum: 0, maximum: 100, description: 'Whole percentage 0..100' })),
+  close_date: nullable(DateOnly()),
   comments: nullable(t.String({ maxLength: 65_535 })),
-  extra_fields: nullable(ExtraFields),
+  extra_fields: nullable(ExtraFields()),
 };
 
 /** POST /opportunities body. */
 export const OpportunityCreate = t.Object(
   {
-    name: t.String({ minLength: 1, maxLength: 255 }),
-    enterprise_identifier: t.String({ minLength: 1, maxLength: 255, description: 'Contact id, name, e-mail or CIF' }),
+    name: Name(),
+    enterprise_identifier: Name({ description: 'Contact id, name, e-mail or CIF' }),
     ...optionalFields,
   },
   { additionalProperties: false },
@@ -51,8 +57,8 @@ export type OpportunityCreate = Static<typeof OpportunityCreate>;
 /** PUT/PATCH /opportunities/{id} body: every field optional; null clears a nullable field. */
 export const OpportunityUpdate = t.Object(
   {
-    name: t.Optional(t.String({ minLength: 1, maxLength: 255 })),
-    enterprise_identifier: t.Optional(t.String({ minLength: 1, maxLength: 255 })),
+    name: t.Optional(Name()),
+    enterprise_identifier: t.Optional(Name({ description: 'Contact id, name, e-mail or CIF' })),
     ...optionalFields,
   },
   { additionalProperties: false },
@@ -67,9 +73,9 @@ export const OpportunityBatch = t.Object(
 
 /** GET /opportunities query. */
 export const OpportunityListQuery = listQueryWith({
-  enterprise_id: t.Optional(t.Integer({ description: 'Only opportunities of this contact' })),
+  enterprise_id: QueryId('Only opportunities of this contact'),
   status: t.Optional(Status),
-  q: t.Optional(t.String({ description: 'Case-insensitive substring of the name' })),
+  q: t.Optional(t.String({ maxLength: 255, description: 'Case-insensitive substring of the name' })),
 });
 
 export const OpportunityResponse = t.Object({ data: Opportunity });

@@ -1,10 +1,8 @@
 import { ExistingOpportunity } from '@crm/contracts';
 import { pageRequest } from '@crm/db';
-import { notFound, requestContext, validationError } from '@crm/http';
-import { Elysia, t } from 'elysia';
+import { Deleted, IdParams, isPlainObject, jsonBody, listQuery, notFound, type RuleCheck, requestContext, throwIfInvalid } from '@crm/http';
+import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
-import { DeletedResponse } from '../contacts/model.ts';
-import { checkListQuery, isPlainObject, validateBodyWithRules } from '../contacts/validation.ts';
 import type { SalesDatabase } from '../db/database.ts';
 import {
   OpportunityBatch,
@@ -17,24 +15,15 @@ import {
 } from './model.ts';
 import { opportunityExists } from './repo.ts';
 import { opportunityRuleErrors } from './rules.ts';
-import {
-  createOpportunities,
-  deleteOpportunity,
-  getOpportunity,
-  listOpportunities,
-  opportunityIdOf,
-  updateOpportunity,
-} from './service.ts';
+import { createOpportunities, deleteOpportunity, getOpportunity, listOpportunities, updateOpportunity } from './service.ts';
 
 const SORTABLE = ['id', 'name', 'created_at', 'updated_at'] as const;
 const TAGS = ['Opportunities'];
-const IdParams = t.Object({ id: t.String({ description: 'Opportunity id' }) });
 
 /** Opportunities (contract §12): public CRUD, list and batch, and the internal existence check. */
 export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
-  const singleRules = async (body: unknown, tenantId: string) =>
-    (await opportunityRuleErrors(db, tenantId, [{ body, prefix: '' }])).details;
-  const batchRules = async (body: unknown, tenantId: string) => {
+  const singleRules: RuleCheck = async (body, { tenantId }) => (await opportunityRuleErrors(db, tenantId, [{ body, prefix: '' }])).details;
+  const batchRules: RuleCheck = async (body, { tenantId }) => {
     const items = isPlainObject(body) && Array.isArray(body.data) ? body.data : [];
     return (
       await opportunityRuleErrors(
@@ -46,8 +35,7 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
   };
   const update = {
     params: IdParams,
-    body: OpportunityUpdate,
-    transform: validateBodyWithRules(OpportunityUpdate, singleRules),
+    ...jsonBody(OpportunityUpdate, singleRules),
     response: { 200: OpportunityResponse },
     detail: {
       summary: 'Update an opportunity',
@@ -66,8 +54,7 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
         return { data: opportunity as NonNullable<typeof opportunity> };
       },
       {
-        body: OpportunityCreate,
-        transform: validateBodyWithRules(OpportunityCreate, singleRules),
+        ...jsonBody(OpportunityCreate, singleRules),
         response: { 201: OpportunityResponse },
         detail: {
           summary: 'Create an opportunity',
@@ -80,13 +67,12 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
       '/v1/opportunities',
       async ({ query, tenantId }) => {
         const { request, errors } = pageRequest(query, SORTABLE);
-        if (errors.length > 0) throw validationError(errors);
+        throwIfInvalid(errors);
         const { enterprise_id, status, q } = query;
         return listOpportunities(db, tenantId, { enterprise_id, status, q }, request);
       },
       {
-        query: OpportunityListQuery,
-        transform: checkListQuery(SORTABLE, [{ name: 'enterprise_id', min: 1 }]),
+        ...listQuery(OpportunityListQuery, SORTABLE),
         response: { 200: OpportunityListResponse },
         detail: {
           summary: 'List opportunities',
@@ -104,47 +90,41 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
         return { data };
       },
       {
-        body: OpportunityBatch,
-        transform: validateBodyWithRules(OpportunityBatch, batchRules),
+        ...jsonBody(OpportunityBatch, batchRules),
         response: { 201: OpportunityBatchResponse },
         detail: { summary: 'Create up to 100 opportunities', tags: TAGS, description: 'All or nothing, errors as `data[i].field`.' },
       },
     )
-    .get(
-      '/v1/opportunities/:id',
-      async ({ params, tenantId }) => ({ data: await getOpportunity(db, tenantId, opportunityIdOf(params.id)) }),
-      {
-        params: IdParams,
-        response: { 200: OpportunityResponse },
-        detail: { summary: 'Get an opportunity', tags: TAGS },
-      },
-    )
+    .get('/v1/opportunities/:id', async ({ params, tenantId }) => ({ data: await getOpportunity(db, tenantId, params.id) }), {
+      params: IdParams,
+      response: { 200: OpportunityResponse },
+      detail: { summary: 'Get an opportunity', tags: TAGS },
+    })
     .put(
       '/v1/opportunities/:id',
-      async ({ params, body, tenantId }) => ({ data: await updateOpportunity(db, tenantId, opportunityIdOf(params.id), body) }),
+      async ({ params, body, tenantId }) => ({ data: await updateOpportunity(db, tenantId, params.id, body) }),
       update,
     )
     .patch(
       '/v1/opportunities/:id',
-      async ({ params, body, tenantId }) => ({ data: await updateOpportunity(db, tenantId, opportunityIdOf(params.id), body) }),
+      async ({ params, body, tenantId }) => ({ data: await updateOpportunity(db, tenantId, params.id, body) }),
       update,
     )
     .delete(
       '/v1/opportunities/:id',
       async ({ params, tenantId }) => {
-        await deleteOpportunity(db, tenantId, opportunityIdOf(params.id));
+        await deleteOpportunity(db, tenantId, params.id);
         return { deleted: true };
       },
       {
         params: IdParams,
-        response: { 200: DeletedResponse },
+        response: { 200: Deleted },
         detail: { summary: 'Delete an opportunity', tags: TAGS, description: 'Its documents stay; they are detached.' },
       },
     )
     .get(
       '/internal/opportunities/:id',
-      async ({ params, tenantId }) => {
-        const id = opportunityIdOf(params.id);
+      async ({ params: { id }, tenantId }) => {
         if (!(await opportunityExists(db, tenantId, id))) throw notFound('Opportunity');
         return { data: { id } };
       },

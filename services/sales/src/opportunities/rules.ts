@@ -1,7 +1,6 @@
-import type { ErrorDetail } from '@crm/http';
+import { type ErrorDetail, isPlainObject } from '@crm/http';
 import type { Kysely } from 'kysely';
 import { resolveContactIdentifier } from '../contacts/identifier.ts';
-import { extraFieldsErrors, isPlainObject } from '../contacts/validation.ts';
 import type { SalesDatabase } from '../db/database.ts';
 import { findUsersByEmails } from '../users/repo.ts';
 
@@ -21,16 +20,10 @@ export interface OpportunityRuleResult {
   userIds: Map<string, number>;
 }
 
-/** Whether a `YYYY-MM-DD` string names a real calendar day (2026-02-30 does not). */
-function isCalendarDate(value: string): boolean {
-  const date = new Date(`${value}T00:00:00.000Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
-}
-
 /**
  * Rules a schema cannot express: `enterprise_identifier` must designate a contact of the
- * tenant (identifier rule), `user_email` an account user, `close_date` a real day,
- * `extra_fields` ≤ 16 KB. Malformed parts are skipped; the schema reports them.
+ * tenant (identifier rule), `user_email` an account user. Malformed parts are skipped; the
+ * schema reports them.
  */
 export async function opportunityRuleErrors(db: Db, tenantId: string, items: OpportunityItem[]): Promise<OpportunityRuleResult> {
   const bodies = items.map((item) => (isPlainObject(item.body) ? item.body : {}));
@@ -53,9 +46,6 @@ export async function opportunityRuleErrors(db: Db, tenantId: string, items: Opp
       details.push({ field: `${prefix}enterprise_identifier`, message: 'does not designate a contact of this account' });
     if (typeof body.user_email === 'string' && !userIds.has(body.user_email.toLowerCase()))
       details.push({ field: `${prefix}user_email`, message: 'is not the e-mail of a user of this account' });
-    if (typeof body.close_date === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(body.close_date) && !isCalendarDate(body.close_date))
-      details.push({ field: `${prefix}close_date`, message: 'must be a real calendar date (YYYY-MM-DD)' });
-    details.push(...extraFieldsErrors(body.extra_fields, `${prefix}extra_fields`));
   });
   return { details, enterpriseIds, userIds };
 }

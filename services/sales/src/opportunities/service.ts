@@ -1,8 +1,7 @@
 import { type PageRequest, paginationOf } from '@crm/db';
 import { writeEvent, writeEvents } from '@crm/events';
-import { notFound } from '@crm/http';
+import { notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
-import { throwIfInvalid } from '../contacts/validation.ts';
 import type { SalesDatabase } from '../db/database.ts';
 import type { Opportunity, OpportunityCreate, OpportunityUpdate } from './model.ts';
 import {
@@ -48,12 +47,6 @@ function columnsOf(input: OpportunityUpdate, enterpriseId: number | undefined, u
   if (input.user_email !== undefined)
     columns.user_id = input.user_email === null ? null : (userIds.get(input.user_email.toLowerCase()) ?? null);
   return columns;
-}
-
-/** Parses a path id; anything but a positive integer is simply not found. */
-export function opportunityIdOf(raw: string): number {
-  if (!/^\d{1,10}$/.test(raw) || Number(raw) > 2_147_483_647) throw notFound('Opportunity');
-  return Number(raw);
 }
 
 async function loadOpportunities(db: Db, tenantId: string, ids: number[]): Promise<Opportunity[]> {

@@ -1,12 +1,13 @@
 import { AccountUser, UpsertUserRequest } from '@crm/contracts';
 import { ListQuery, Pagination, pageRequest, paginationOf } from '@crm/db';
-import { notFound, requestContext, validationError } from '@crm/http';
+import { checkedQuery, jsonBody, listQuery, notFound, requestContext, throwIfInvalid } from '@crm/http';
 import { Elysia, t } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 import { findUserByEmail, listUsers, upsertUser } from './repo.ts';
 
 const SORTABLE = ['id', 'name', 'email', 'created_at', 'updated_at'] as const;
+const ByEmailQuery = t.Object({ email: t.String() }, { additionalProperties: true });
 
 /** Account users: the public list and the internal API the gateway and other services use. */
 export function usersRoutes(db: Kysely<SalesDatabase>) {
@@ -16,12 +17,12 @@ export function usersRoutes(db: Kysely<SalesDatabase>) {
       '/v1/users',
       async ({ query, tenantId }) => {
         const { request, errors } = pageRequest(query, SORTABLE);
-        if (errors.length > 0) throw validationError(errors);
+        throwIfInvalid(errors);
         const { total, rows } = await listUsers(db, tenantId, request);
         return { data: rows, pagination: paginationOf(total, request.perPage, request.page) };
       },
       {
-        query: ListQuery,
+        ...listQuery(ListQuery, SORTABLE),
         response: { 200: t.Object({ data: t.Array(AccountUser), pagination: Pagination }) },
         detail: { summary: "List the account's users", tags: ['Users'] },
       },
@@ -32,7 +33,7 @@ export function usersRoutes(db: Kysely<SalesDatabase>) {
         set.status = 201;
         return { data: await upsertUser(db, tenantId, body.email, body.name) };
       },
-      { body: UpsertUserRequest },
+      jsonBody(UpsertUserRequest),
     )
     .get(
       '/internal/users/by-email',
@@ -41,6 +42,6 @@ export function usersRoutes(db: Kysely<SalesDatabase>) {
         if (!user) throw notFound('User');
         return { data: user };
       },
-      { query: t.Object({ email: t.String() }, { additionalProperties: true }) },
+      checkedQuery(ByEmailQuery),
     );
 }
