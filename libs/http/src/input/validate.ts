@@ -82,12 +82,19 @@ export function throwIfInvalid(details: ErrorDetail[]): void {
 export function jsonBody<S extends TSchema>(schema: S, rules?: RuleCheck) {
   return {
     body: schema,
-    transform: async (ctx: { body: unknown; tenantId: string; requestId: string; params?: Record<string, string | undefined> }) => {
+    // `params` is typed loosely so routes whose params schema coerces (`IdParams` → number) type-check;
+    // a transform runs before Elysia's validation, so at this point the values are still the raw strings.
+    transform: async (ctx: { body: unknown; tenantId: string; requestId: string; params?: Record<string, unknown> }) => {
       const { body, tenantId, requestId, params } = ctx;
       const fromSchema = schemaErrors(schema, body);
       if (fromSchema.length === 0) return;
       throw validationError(
-        rules ? mergeDetails(fromSchema, await rules(body, { tenantId, requestId, params: params ?? {} })) : fromSchema,
+        rules
+          ? mergeDetails(
+              fromSchema,
+              await rules(body, { tenantId, requestId, params: (params ?? {}) as Record<string, string | undefined> }),
+            )
+          : fromSchema,
       );
     },
   };
