@@ -7,6 +7,7 @@ export const errorStatus = {
   method_not_allowed: 405,
   conflict: 409,
   idempotency_key_in_use: 409,
+  precondition_failed: 412,
   payload_too_large: 413,
   validation_error: 422,
   idempotency_key_reused: 422,

@@ -1,4 +1,5 @@
 export * from './errors.ts';
+export * from './etag.ts';
 export * from './input/formats.ts';
 export * from './input/json-body.ts';
 export * from './input/messages.ts';
@@ -7,6 +8,7 @@ export * from './input/schemas.ts';
 export * from './input/validate.ts';
 export * from './internal-client.ts';
 export * from './kit.ts';
+export * from './lists.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
 export * from './openapi.ts';

@@ -1,7 +1,9 @@
 import { Elysia } from 'elysia';
 import { AppError, errorResponse, validationError } from './errors.ts';
+import { etagOf, matchesIfNoneMatch } from './etag.ts';
 import { nulErrors, readJsonBody } from './input/json-body.ts';
 import { expandUnions, throwIfInvalid } from './input/validate.ts';
+import { isListPage, linkHeader } from './lists.ts';
 import type { Logger } from './logger.ts';
 import { HttpMetrics } from './metrics.ts';
 import { type DescribedRoute, describeRoutes } from './openapi.ts';
@@ -52,7 +54,31 @@ export const requestContext = new Elysia({ name: 'crm-request-context' }).derive
   return {
     requestId: state?.requestId ?? '',
     tenantId: request.headers.get(headers.tenant) ?? '',
+    /** The client's `If-Match` (contract §24), for the service to compare where it locks the resource. */
+    ifMatch: request.headers.get('if-match') ?? undefined,
   };
+});
+
+/** A single resource answer `{ data: {...} }` (not a list, not a deletion). */
+function singleResource(body: unknown): body is { data: Record<string, unknown> } {
+  const data = typeof body === 'object' && body !== null ? (body as { data?: unknown }).data : undefined;
+  return typeof data === 'object' && data !== null && !Array.isArray(data);
+}
+
+/**
+ * Adds what every response of a kind carries: a strong ETag on single resources (and 304 to a
+ * GET whose If-None-Match holds it, contract §24), the Link header on list pages (§22).
+ */
+const responseHeaders = new Elysia({ name: 'crm-response-headers' }).onAfterHandle({ as: 'global' }, ({ request, responseValue, set }) => {
+  if (singleResource(responseValue)) {
+    const etag = etagOf(responseValue.data);
+    set.headers.etag = etag;
+    if (request.method === 'GET' && matchesIfNoneMatch(request.headers.get('if-none-match'), etag))
+      return new Response(null, { status: 304, headers: { etag } });
+  } else if (isListPage(responseValue)) {
+    const link = linkHeader(new URL(request.url), responseValue.pagination);
+    if (link) set.headers.link = link;
+  }
 });
 
 export interface ReadinessCheck {
@@ -107,12 +133,13 @@ export function createServiceKit(options: ServiceKitOptions) {
 
   const plugin = new Elysia({ name: `crm-kit-${service}` })
     .use(requestContext)
+    .use(responseHeaders)
     // The input boundary (contract §19): strict JSON bodies, and no NUL in any query or path value.
     .onParse({ as: 'global' }, ({ request, contentType, route }) =>
       rawBodyRoutes.has(`${request.method} ${route}`) ? null : readJsonBody(request, contentType),
     )
-    .onTransform({ as: 'global' }, ({ query }) => throwIfInvalid(nulErrors(query)))
-    .onBeforeHandle({ as: 'global' }, ({ params }) => throwIfInvalid(nulErrors(params)))
+    // After the route's own checks (which name every failing query field at once), catch the rest.
+    .onBeforeHandle({ as: 'global' }, ({ query, params }) => throwIfInvalid([...nulErrors(query), ...nulErrors(params)]))
     .onError({ as: 'global' }, ({ code, error, request }) => {
       const requestId = states.get(request)?.requestId ?? crypto.randomUUID();
       if (error instanceof AppError) return errorResponse(error, requestId);
@@ -124,7 +151,11 @@ export function createServiceKit(options: ServiceKitOptions) {
         const all = (error as { all?: Parameters<typeof expandUnions>[0] }).all ?? [];
         return errorResponse(validationError(validationDetails(expandUnions(all))), requestId);
       }
-      if (code === 'PARSE') return errorResponse(new AppError('bad_request', 'Malformed JSON body'), requestId);
+      if (code === 'PARSE') {
+        // Elysia wraps what a parse hook throws; our JSON reader's own 400/422 is the cause.
+        const cause = (error as { cause?: unknown }).cause;
+        return errorResponse(cause instanceof AppError ? cause : new AppError('bad_request', 'Malformed JSON body'), requestId);
+      }
       if (code === 'NOT_FOUND') return errorResponse(new AppError('not_found', 'No such route'), requestId);
       logger.error('unhandled error', { request_id: requestId, error });
       return errorResponse(new AppError('internal_error', 'Internal server error'), requestId);

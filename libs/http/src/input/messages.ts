@@ -2,6 +2,7 @@
 // TypeBox's error function is the supported hook; Elysia's own validation errors use it too.
 import { Kind, type TSchema } from '@sinclair/typebox';
 import { DefaultErrorFunction, ValueErrorType as E, type ErrorFunctionParameter, SetErrorFunction } from '@sinclair/typebox/errors';
+import { Value } from '@sinclair/typebox/value';
 
 const FORMATS: Record<string, string> = {
   email: 'must be a valid e-mail address',
@@ -13,10 +14,23 @@ const FORMATS: Record<string, string> = {
 const article = (word: string) => (/^[aeiou]/.test(word) ? `an ${word}` : `a ${word}`);
 
 /** Words a failed union: an enum of literals, a nullable type, or Elysia's string→number coercion. */
-function unionMessage(schema: TSchema): string {
+function unionMessage(schema: TSchema, value: unknown): string {
   const members = (schema.anyOf ?? []) as TSchema[];
   if (members.length > 0 && members.every((m) => m.const !== undefined))
     return `must be one of ${members.map((m) => String(m.const)).join(', ')}`;
+  const numeric = members.find((m) => m.type === 'integer' || m.type === 'number');
+  // Elysia's coercing `t.Integer`/`t.Numeric` is `anyOf [numeric string, number]`: a number that
+  // breaks a bound gets the bound's message, not "must be an integer".
+  if (numeric && typeof value === 'number') {
+    const rule: Record<string, unknown> = {
+      ...numeric,
+      minimum: schema.minimum ?? numeric.minimum,
+      maximum: schema.maximum ?? numeric.maximum,
+    };
+    delete rule.anyOf;
+    const first = Value.Errors(rule as unknown as TSchema, value).First();
+    if (first) return first.message;
+  }
   const types = new Set(
     members.map((m) => (m.type === 'string' && (m.format === 'integer' || m.format === 'numeric') ? m.format : m.type)),
   );
@@ -79,7 +93,7 @@ export function schemaErrorMessage({ errorType, schema, value }: ErrorFunctionPa
     case E.Literal:
       return `must be ${JSON.stringify(s.const)}`;
     case E.Union:
-      return unionMessage(schema);
+      return unionMessage(schema, value);
     case E.Kind:
       return s.errorMessage ?? `must be ${article(String((schema as unknown as Record<symbol, unknown>)[Kind]))}`;
     default:
