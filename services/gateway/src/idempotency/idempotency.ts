@@ -5,8 +5,8 @@ import type { RequestBody } from '../proxy/body.ts';
 import { requestFingerprint } from './fingerprint.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse } from './store.ts';
 
-/** Response headers kept with a stored result and replayed (contract §8: Location and content headers). */
-const REPLAYED_HEADERS = ['content-type', 'content-disposition', 'content-language', 'location'];
+/** Response headers kept with a stored result and replayed (contract §8: Location and content headers; §24: ETag). */
+const REPLAYED_HEADERS = ['content-type', 'content-disposition', 'content-language', 'location', 'etag'];
 
 /** Responses larger than this are returned but not stored (write responses are small JSON). */
 const MAX_STORED_BYTES = 2 * 1024 * 1024;
@@ -29,9 +29,12 @@ function replay(stored: StoredResponse): Response {
   return new Response(stored.body.byteLength > 0 ? (stored.body as BodyInit) : null, { status: stored.status, headers });
 }
 
-/** Whether an upstream answer may be stored: < 500 and not a 422 validation_error (contract §8). */
+/**
+ * Whether an upstream answer may be stored: < 500, not a 422 validation_error (contract §8) and
+ * not a 412 precondition_failed (§24: the client retries the same key with a fresh ETag).
+ */
 function isStorable(status: number, bytes: Uint8Array): boolean {
-  if (status >= 500 || bytes.byteLength > MAX_STORED_BYTES) return false;
+  if (status >= 500 || status === 412 || bytes.byteLength > MAX_STORED_BYTES) return false;
   if (status !== 422) return true;
   try {
     return JSON.parse(new TextDecoder().decode(bytes))?.error?.type !== 'validation_error';
