@@ -165,6 +165,21 @@ describe('CORS (§20)', () => {
     expect((await preflight(corsGateway.url, 'http://localhost:3000')).headers.get('access-control-allow-origin')).toBe(
       'http://localhost:3000',
     );
+    // Any /v1 path: an unknown one, and the public OpenAPI document.
+    for (const path of ['/v1/no-such-thing', '/v1/openapi/v1.yaml']) {
+      const other = await fetch(corsGateway.url + path, {
+        method: 'OPTIONS',
+        headers: { origin: APP, 'access-control-request-method': 'GET' },
+      });
+      expect({ path, status: other.status, origin: other.headers.get('access-control-allow-origin') }).toEqual({
+        path,
+        status: 204,
+        origin: APP,
+      });
+    }
+    const document = await fetch(`${corsGateway.url}/v1/openapi/v1.yaml`, { headers: { origin: APP } });
+    expect(document.status).toBe(200);
+    expect(document.headers.get('access-control-allow-origin')).toBe(APP);
   });
 
   test('preflights spend no budget and are audited without a tenant', async () => {

@@ -89,7 +89,9 @@ export function createApp(deps: GatewayDeps) {
   const dispatch = async (request: Request): Promise<Response> => {
     const { path, search } = pathOf(request.url);
     if (path.startsWith('/v1/') || path === '/v1') {
-      const response = path === OPENAPI_V1 ? await serveOpen(request) : await handlePublic(request, path, search);
+      // The document is public; its CORS preflight still goes through the pipeline like every /v1 preflight.
+      const open = path === OPENAPI_V1 && cors.preflight(request) === undefined;
+      const response = open ? await serveOpen(request) : await handlePublic(request, path, search);
       return withPublicHeaders(request, response, cors);
     }
     // Metrics describe every tenant's traffic: only on the operations port (contract §20).
