@@ -4,7 +4,7 @@ import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { ErrorDetail } from '../errors.ts';
 import { nulErrors } from './json-body.ts';
-import { throwIfInvalid } from './validate.ts';
+import { mergeDetails, throwIfInvalid } from './validate.ts';
 import './formats.ts';
 import './messages.ts';
 
@@ -67,7 +67,7 @@ export function sortErrors(sort: unknown, sortable: readonly string[]): ErrorDet
 export function checkedQuery<S extends TObject>(schema: S, extra: (query: Record<string, unknown>) => ErrorDetail[] = () => []) {
   return {
     query: schema,
-    transform: ({ query }: { query: Record<string, unknown> }) => throwIfInvalid([...queryErrors(schema, query), ...extra(query)]),
+    transform: ({ query }: { query: Record<string, unknown> }) => throwIfInvalid(mergeDetails(queryErrors(schema, query), extra(query))),
   };
 }
 
