@@ -230,3 +230,36 @@ export async function documentRows(stack: Stack, tenantId: string): Promise<numb
   const { rows } = await stack.sql('select count(*)::int as n from documents.documents where tenant_id = $1', [tenantId]);
   return rows[0].n;
 }
+
+/** One part of a hand-built multipart body: header values are written byte for byte (NUL, bytes that are not UTF-8). */
+export interface RawPart {
+  name: string | Uint8Array;
+  filename?: string | Uint8Array;
+  data: string | Uint8Array;
+}
+
+const asBytes = (value: string | Uint8Array) => (typeof value === 'string' ? encoder.encode(value) : value);
+
+/** A multipart/form-data body built by hand, for inputs FormData cannot express. */
+export function rawMultipart(parts: RawPart[], boundary = 'crmRawBoundary9x'): { body: Uint8Array; contentType: string } {
+  const chunks: Uint8Array[] = [];
+  for (const part of parts) {
+    chunks.push(encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="`), asBytes(part.name), encoder.encode('"'));
+    if (part.filename !== undefined) chunks.push(encoder.encode('; filename="'), asBytes(part.filename), encoder.encode('"'));
+    chunks.push(encoder.encode('\r\n\r\n'), asBytes(part.data), encoder.encode('\r\n'));
+  }
+  chunks.push(encoder.encode(`--${boundary}--\r\n`));
+  return { body: bytes(...chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** Sends a hand-built multipart upload to `path` through the gateway. */
+export function rawUpload(tenant: TestTenant, path: string, parts: RawPart[]) {
+  const { body, contentType } = rawMultipart(parts);
+  return tenant.request('POST', path, { raw: body as Uint8Array<ArrayBuffer>, headers: { 'content-type': contentType } });
+}
+
+/** Events the documents service wrote for a tenant (its outbox), oldest first. */
+export async function outboxEvents(stack: Stack, tenantId: string): Promise<string[]> {
+  const { rows } = await stack.sql('select type from documents.outbox where tenant_id = $1 order by seq', [tenantId]);
+  return rows.map((r) => r.type);
+}

@@ -1,4 +1,6 @@
-import { listQueryWith, Pagination } from '@crm/db';
+import { ListQuery, listQueryWith, Pagination } from '@crm/db';
+import { Deleted, Id, Name, PathId, QueryId } from '@crm/http';
+import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
 
 /** A document as the API returns it (spec §2, contract §15). */
@@ -31,8 +33,19 @@ export const DocumentCategory = t.Object({
 export const DocumentResponse = t.Object({ data: Document });
 export const DocumentListResponse = t.Object({ data: t.Array(Document), pagination: Pagination });
 export const CategoryListResponse = t.Object({ data: t.Array(DocumentCategory), pagination: Pagination });
-export const DeletedResponse = t.Object({ deleted: t.Literal(true) });
+export const DeletedResponse = Deleted;
 export const DetachedResponse = t.Object({ detached: t.Literal(true) });
+
+/** `{identifier}`: sales resolves it (contract §11); a NUL in it is refused by the kit (422). */
+const identifier = t.String({ description: 'Contact id, name, e-mail or CIF' });
+/** Path parameters of the contact-scoped list and upload. */
+export const ContactParams = t.Object({ identifier });
+/** Path parameters of link and unlink. */
+export const ContactDocumentParams = t.Object({ identifier, document: PathId('Document id') });
+/** Path parameters of the opportunity-scoped list and upload. */
+export const OpportunityParams = t.Object({ id: PathId('Opportunity id') });
+/** Path parameters of attach and detach. */
+export const OpportunityDocumentParams = t.Object({ id: PathId('Opportunity id'), document: PathId('Document id') });
 
 const include = t.Optional(
   t.Literal('metadata', {
@@ -41,15 +54,33 @@ const include = t.Optional(
   }),
 );
 
+/** Query of GET /document-categories. */
+export const CategoryListQuery = ListQuery;
+
 /** Query of the document lists scoped to a contact or an opportunity. */
 export const ScopedListQuery = listQueryWith({ include });
 
 /** Query of GET /documents. */
 export const DocumentListQuery = listQueryWith({
   include,
-  contact_id: t.Optional(t.Integer({ minimum: 1, description: 'Only documents linked to this contact' })),
-  opportunity_id: t.Optional(t.Integer({ minimum: 1, description: 'Only documents attached to this opportunity' })),
-  category_id: t.Optional(t.Integer({ minimum: 1, description: 'Only documents of this category' })),
+  contact_id: QueryId('Only documents linked to this contact'),
+  opportunity_id: QueryId('Only documents attached to this opportunity'),
+  category_id: QueryId('Only documents of this category'),
+});
+
+/**
+ * The text fields of an upload form. Multipart values arrive as strings, so they are checked
+ * like query values (`queryErrors`), with the shared bounds and messages.
+ */
+export const UploadFields = Type.Object({
+  name: Type.Optional(
+    Name({
+      pattern: '\\S',
+      patternMessage: 'must not be empty',
+      description: 'Display name, 1..255 characters, not only spaces; defaults to the file name without extension',
+    }),
+  ),
+  document_category_id: Type.Optional(Id({ description: 'An existing document category (1..2147483647); defaults to General' })),
 });
 
 /** The multipart upload body, for the OpenAPI description (the service parses it as a stream). */
@@ -60,10 +91,11 @@ export const uploadRequestBody = {
       schema: {
         type: 'object' as const,
         required: ['file'],
+        additionalProperties: false,
         properties: {
           file: { type: 'string' as const, format: 'binary', description: 'The file, at most 20 MB; its extension must match its content' },
-          name: { type: 'string' as const, maxLength: 255, description: 'Display name; defaults to the file name without extension' },
-          document_category_id: { type: 'integer' as const, description: 'An existing document category; defaults to General' },
+          // The same schemas that check the fields (typed loosely: OpenAPI's types predate JSON Schema 2020).
+          ...(UploadFields.properties as Record<string, object>),
         },
       },
     },

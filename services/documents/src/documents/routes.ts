@@ -1,11 +1,12 @@
-import { ListQuery, pageRequest, paginationOf } from '@crm/db';
-import { notFound, requestContext, validationError } from '@crm/http';
-import { Elysia, t } from 'elysia';
+import { pageRequest, paginationOf } from '@crm/db';
+import { IdParams, listQuery, requestContext } from '@crm/http';
+import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { DocumentsDatabase } from '../db/database.ts';
 import type { Storage } from '../storage/s3.ts';
 import {
   CATEGORY_SORTABLE,
+  CategoryListQuery,
   CategoryListResponse,
   DeletedResponse,
   DOCUMENT_SORTABLE,
@@ -18,12 +19,6 @@ import { documentContent, listDocumentPage, loadDocument, removeDocument } from 
 
 const tags = ['Documents'];
 
-/** A numeric document id from a path, or 404 (a non-number cannot name a document). */
-export function documentIdFrom(value: string): number {
-  if (!/^\d{1,15}$/.test(value)) throw notFound('Document');
-  return Number(value);
-}
-
 /** Downloads are inert in a browser: nothing loads, nothing runs, the page is a unique origin. */
 const DOWNLOAD_CSP = "default-src 'none'; sandbox";
 
@@ -34,8 +29,8 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
     .get(
       '/v1/document-categories',
       async ({ query, tenantId }) => {
-        const { request, errors } = pageRequest(query, CATEGORY_SORTABLE);
-        if (errors.length > 0) throw validationError(errors);
+        // per_page, page, sort and updated_since were checked (one 422) by `listQuery`.
+        const { request } = pageRequest(query, CATEGORY_SORTABLE);
         await ensureGeneralCategory(db, tenantId);
         const { total, rows } = await listCategories(db, tenantId, request);
         const data = rows.map((r) => ({
@@ -47,7 +42,7 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
         return { data, pagination: paginationOf(total, request.perPage, request.page) };
       },
       {
-        query: ListQuery,
+        ...listQuery(CategoryListQuery, CATEGORY_SORTABLE),
         response: { 200: CategoryListResponse },
         detail: {
           summary: "List the account's document categories",
@@ -59,14 +54,13 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
     .get(
       '/v1/documents',
       async ({ query, tenantId }) => {
-        const { request, errors } = pageRequest(query, DOCUMENT_SORTABLE);
-        if (errors.length > 0) throw validationError(errors);
+        const { request } = pageRequest(query, DOCUMENT_SORTABLE);
         const filters = { contactId: query.contact_id, opportunityId: query.opportunity_id, categoryId: query.category_id };
         const { total, data } = await listDocumentPage(db, storage, tenantId, filters, request, query.include === 'metadata');
         return { data, pagination: paginationOf(total, request.perPage, request.page) };
       },
       {
-        query: DocumentListQuery,
+        ...listQuery(DocumentListQuery, DOCUMENT_SORTABLE),
         response: { 200: DocumentListResponse },
         detail: {
           summary: 'List documents',
@@ -75,15 +69,15 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
         },
       },
     )
-    .get('/v1/documents/:id', async ({ params, tenantId }) => ({ data: await loadDocument(db, tenantId, documentIdFrom(params.id)) }), {
-      params: t.Object({ id: t.String() }),
+    .get('/v1/documents/:id', async ({ params, tenantId }) => ({ data: await loadDocument(db, tenantId, params.id) }), {
+      params: IdParams,
       response: { 200: DocumentResponse },
       detail: { summary: 'Get a document', tags },
     })
     .get(
       '/v1/documents/:id/content',
       async ({ params, tenantId }) => {
-        const response = await documentContent(db, storage, tenantId, documentIdFrom(params.id));
+        const response = await documentContent(db, storage, tenantId, params.id);
         // Uploaded bytes are the tenant's, not ours: a browser that opens one must neither sniff it
         // into HTML nor run it with the API's origin (contract §20).
         response.headers.set('content-security-policy', DOWNLOAD_CSP);
@@ -91,7 +85,7 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
         return response;
       },
       {
-        params: t.Object({ id: t.String() }),
+        params: IdParams,
         detail: {
           summary: "Download a document's file",
           description:
@@ -109,11 +103,11 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
     .delete(
       '/v1/documents/:id',
       async ({ params, tenantId }) => {
-        await removeDocument(db, storage, tenantId, documentIdFrom(params.id));
+        await removeDocument(db, storage, tenantId, params.id);
         return { deleted: true as const };
       },
       {
-        params: t.Object({ id: t.String() }),
+        params: IdParams,
         response: { 200: DeletedResponse },
         detail: {
           summary: 'Delete a document',

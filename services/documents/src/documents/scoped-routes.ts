@@ -1,33 +1,31 @@
 import { pageRequest, paginationOf } from '@crm/db';
-import { requestContext, validationError } from '@crm/http';
-import { Elysia, t } from 'elysia';
+import { listQuery, requestContext } from '@crm/http';
+import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { DocumentsDatabase } from '../db/database.ts';
 import type { SalesDirectory } from '../sales/client.ts';
 import type { Storage } from '../storage/s3.ts';
-import { receiveUpload } from '../uploads/receive.ts';
+import { receiveUpload, uploadReader } from '../uploads/receive.ts';
 import { attach, detach, linkContact, unlinkContact } from './links.ts';
 import {
+  ContactDocumentParams,
+  ContactParams,
   DetachedResponse,
   DOCUMENT_SORTABLE,
   DocumentListResponse,
   DocumentResponse,
+  OpportunityDocumentParams,
+  OpportunityParams,
   ScopedListQuery,
   uploadRequestBody,
 } from './model.ts';
-import { documentIdFrom } from './routes.ts';
 import { createDocument, listDocumentPage } from './service.ts';
 
 const uploadDescription =
   'multipart/form-data with `file` (required, at most 20 MB = 20 × 1024 × 1024 bytes; 413 payload_too_large beyond, checked while streaming), ' +
   '`name` (optional, at most 255 characters; defaults to the file name without directory and extension) and `document_category_id` ' +
-  '(optional; defaults to the General category). Allowed types: pdf, doc, docx, xls, xlsx, csv, txt, png, jpg, jpeg, gif, webp; the ' +
+  '(optional, 1..2147483647; defaults to the General category). No other part is accepted, and no value may contain U+0000. Allowed types: pdf, doc, docx, xls, xlsx, csv, txt, png, jpg, jpeg, gif, webp; the ' +
   'extension must match the content (422 on `file` otherwise, and for an empty file).';
-
-const contactParams = t.Object({ identifier: t.String({ description: 'Contact id, name, e-mail or CIF' }) });
-const contactDocumentParams = t.Object({ identifier: t.String(), document: t.String({ description: 'Numeric document id' }) });
-const opportunityParams = t.Object({ id: t.String() });
-const opportunityDocumentParams = t.Object({ id: t.String(), document: t.String({ description: 'Numeric document id' }) });
 
 /** Document operations under a contact: list, upload, link and unlink (contract §15). */
 export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage, sales: SalesDirectory) {
@@ -37,15 +35,14 @@ export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: St
     .get(
       '/v1/contacts/:identifier/documents',
       async ({ params, query, tenantId, requestId }) => {
-        const { request, errors } = pageRequest(query, DOCUMENT_SORTABLE);
-        if (errors.length > 0) throw validationError(errors);
+        const { request } = pageRequest(query, DOCUMENT_SORTABLE);
         const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
         const { total, data } = await listDocumentPage(db, storage, tenantId, { contactId }, request, query.include === 'metadata');
         return { data, pagination: paginationOf(total, request.perPage, request.page) };
       },
       {
-        params: contactParams,
-        query: ScopedListQuery,
+        params: ContactParams,
+        ...listQuery(ScopedListQuery, DOCUMENT_SORTABLE),
         response: { 200: DocumentListResponse },
         detail: { summary: "List a contact's documents", tags },
       },
@@ -53,14 +50,15 @@ export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: St
     .post(
       '/v1/contacts/:identifier/documents',
       async ({ params, request, tenantId, requestId, set }) => {
+        const reader = uploadReader(request);
         const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
-        const upload = await receiveUpload(request, tenantId, storage);
+        const upload = await receiveUpload(reader, tenantId, storage);
         set.status = 201;
         return { data: await createDocument(db, storage, tenantId, upload, { contactId }) };
       },
       {
         parse: 'none',
-        params: contactParams,
+        params: ContactParams,
         response: { 201: DocumentResponse },
         detail: { summary: 'Upload a document linked to a contact', description: uploadDescription, tags, requestBody: uploadRequestBody },
       },
@@ -68,12 +66,11 @@ export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: St
     .put(
       '/v1/contacts/:identifier/documents/:document',
       async ({ params, tenantId, requestId }) => {
-        const id = documentIdFrom(params.document);
         const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
-        return { data: await linkContact(db, tenantId, id, contactId) };
+        return { data: await linkContact(db, tenantId, params.document, contactId) };
       },
       {
-        params: contactDocumentParams,
+        params: ContactDocumentParams,
         response: { 200: DocumentResponse },
         detail: {
           summary: 'Link a document to a contact',
@@ -85,12 +82,11 @@ export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: St
     .delete(
       '/v1/contacts/:identifier/documents/:document',
       async ({ params, tenantId, requestId }) => {
-        const id = documentIdFrom(params.document);
         const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
-        return { data: await unlinkContact(db, tenantId, id, contactId) };
+        return { data: await unlinkContact(db, tenantId, params.document, contactId) };
       },
       {
-        params: contactDocumentParams,
+        params: ContactDocumentParams,
         response: { 200: DocumentResponse },
         detail: {
           summary: 'Unlink a document from a contact',
@@ -109,15 +105,14 @@ export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage
     .get(
       '/v1/opportunities/:id/documents',
       async ({ params, query, tenantId, requestId }) => {
-        const { request, errors } = pageRequest(query, DOCUMENT_SORTABLE);
-        if (errors.length > 0) throw validationError(errors);
+        const { request } = pageRequest(query, DOCUMENT_SORTABLE);
         const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
         const { total, data } = await listDocumentPage(db, storage, tenantId, { opportunityId }, request, query.include === 'metadata');
         return { data, pagination: paginationOf(total, request.perPage, request.page) };
       },
       {
-        params: opportunityParams,
-        query: ScopedListQuery,
+        params: OpportunityParams,
+        ...listQuery(ScopedListQuery, DOCUMENT_SORTABLE),
         response: { 200: DocumentListResponse },
         detail: {
           summary: "List an opportunity's documents",
@@ -129,14 +124,15 @@ export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage
     .post(
       '/v1/opportunities/:id/documents',
       async ({ params, request, tenantId, requestId, set }) => {
+        const reader = uploadReader(request);
         const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
-        const upload = await receiveUpload(request, tenantId, storage);
+        const upload = await receiveUpload(reader, tenantId, storage);
         set.status = 201;
         return { data: await createDocument(db, storage, tenantId, upload, { opportunityId }) };
       },
       {
         parse: 'none',
-        params: opportunityParams,
+        params: OpportunityParams,
         response: { 201: DocumentResponse },
         detail: {
           summary: 'Upload a document attached to an opportunity',
@@ -149,12 +145,11 @@ export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage
     .put(
       '/v1/opportunities/:id/documents/:document',
       async ({ params, tenantId, requestId }) => {
-        const id = documentIdFrom(params.document);
         const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
-        return { data: await attach(db, tenantId, id, opportunityId) };
+        return { data: await attach(db, tenantId, params.document, opportunityId) };
       },
       {
-        params: opportunityDocumentParams,
+        params: OpportunityDocumentParams,
         response: { 200: DocumentResponse },
         detail: { summary: 'Attach a document to an opportunity', description: 'Idempotent: attaching again keeps one link.', tags },
       },
@@ -162,13 +157,12 @@ export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage
     .delete(
       '/v1/opportunities/:id/documents/:document',
       async ({ params, tenantId, requestId }) => {
-        const id = documentIdFrom(params.document);
         const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
-        await detach(db, tenantId, id, opportunityId);
+        await detach(db, tenantId, params.document, opportunityId);
         return { detached: true as const };
       },
       {
-        params: opportunityDocumentParams,
+        params: OpportunityDocumentParams,
         response: { 200: DetachedResponse },
         detail: {
           summary: 'Detach a document from an opportunity',

@@ -1,12 +1,12 @@
 import type { PageRequest } from '@crm/db';
 import { writeEvent } from '@crm/events';
-import { AppError, type ErrorDetail, notFound, validationError } from '@crm/http';
+import { AppError, type ErrorDetail, mergeDetails, notFound, queryErrors, validationError } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { DocumentsDatabase } from '../db/database.ts';
 import type { Storage } from '../storage/s3.ts';
-import { isAllowedExtension, MAX_NAME_LENGTH, mimeTypes } from '../uploads/file-types.ts';
+import { isAllowedExtension, mimeTypes } from '../uploads/file-types.ts';
 import type { ReceivedUpload, StoredFile } from '../uploads/receive.ts';
-import type { Document } from './model.ts';
+import { type Document, UploadFields } from './model.ts';
 import {
   categoryExists,
   type DocumentFilters,
@@ -49,21 +49,23 @@ export async function loadDocument(db: Db, tenantId: string, id: number): Promis
 /** Where a new upload is linked. */
 export type UploadTarget = { contactId: number } | { opportunityId: number };
 
+/**
+ * The upload's fields checked as one: the stream's findings (`file`, unknown parts), then the
+ * schema of the text fields (NUL, lengths, integer bounds, shared messages), then the database
+ * rule (the category exists) for a category id the schema accepted.
+ */
 async function validatedFields(db: Db, tenantId: string, upload: ReceivedUpload, file: StoredFile | undefined) {
-  const problems: ErrorDetail[] = [...upload.problems];
-  const givenName = upload.fields.get('name');
-  const name = givenName ?? file?.baseName ?? '';
-  if (givenName !== undefined && givenName.trim() === '') problems.push({ field: 'name', message: 'must not be empty' });
-  else if ([...name].length > MAX_NAME_LENGTH) problems.push({ field: 'name', message: `must be at most ${MAX_NAME_LENGTH} characters` });
-  let categoryId: number | undefined;
-  const givenCategory = upload.fields.get('document_category_id');
-  if (givenCategory !== undefined) {
-    if (!/^\d{1,15}$/.test(givenCategory.trim())) problems.push({ field: 'document_category_id', message: 'must be an integer' });
-    else if (!(await categoryExists(db, tenantId, Number(givenCategory))))
-      problems.push({ field: 'document_category_id', message: 'does not exist' });
-    else categoryId = Number(givenCategory);
-  }
-  return { name, categoryId, problems };
+  const fields = Object.fromEntries(upload.fields);
+  const fromSchema = mergeDetails(upload.problems, queryErrors(UploadFields, fields));
+  const invalid = new Set(fromSchema.map((d) => d.field));
+  const name = fields.name ?? file?.baseName ?? '';
+  const givenCategory = fields.document_category_id;
+  const categoryId = givenCategory === undefined || invalid.has('document_category_id') ? undefined : Number(givenCategory.trim());
+  const rules: ErrorDetail[] =
+    categoryId !== undefined && !(await categoryExists(db, tenantId, categoryId))
+      ? [{ field: 'document_category_id', message: 'does not exist' }]
+      : [];
+  return { name, categoryId, problems: mergeDetails(fromSchema, rules) };
 }
 
 /**

@@ -6,6 +6,8 @@ export interface PartHeaders {
   name: string;
   /** Present (possibly empty) when the part is a file. */
   filename?: string;
+  /** Set when the file name's bytes (or its `filename*` percent-encoding) are not UTF-8; `filename` then holds U+FFFD in their place. */
+  filenameNotUtf8?: true;
   contentType?: string;
 }
 
@@ -24,18 +26,40 @@ export function multipartBoundary(contentType: string | null): string | undefine
   return match?.[1] ?? match?.[2];
 }
 
-function decodeParameter(value: string): string {
-  // filename*=UTF-8''percent%20encoded (RFC 5987 / 7578)
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const lossyUtf8 = new TextDecoder('utf-8');
+
+/** A header parameter read as latin1 (one char per byte) decoded as UTF-8; undefined when the bytes are not UTF-8. */
+function utf8Parameter(latin1: string): string | undefined {
+  try {
+    return utf8.decode(Buffer.from(latin1, 'latin1'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** `filename*=UTF-8''percent%20encoded` (RFC 5987 / 7578); undefined when it does not decode to UTF-8. */
+function decodeExtended(value: string): string | undefined {
   const extended = /^([\w-]+)'[^']*'(.*)$/.exec(value);
   if (!extended) return value;
   try {
     return decodeURIComponent(extended[2] as string);
   } catch {
-    return value;
+    return undefined;
   }
 }
 
-/** Parses the part's header block (Content-Disposition and Content-Type). */
+/** The file name of a part and whether its bytes were UTF-8 (a browser sends raw UTF-8 or `filename*`). */
+function fileNameOf(params: Map<string, string>): Pick<PartHeaders, 'filename' | 'filenameNotUtf8'> {
+  const star = params.get('filename*');
+  const plain = params.get('filename');
+  if (star === undefined && plain === undefined) return {};
+  const decoded = star !== undefined ? decodeExtended(star) : utf8Parameter(plain as string);
+  if (decoded !== undefined) return { filename: decoded };
+  return { filename: lossyUtf8.decode(Buffer.from(star ?? (plain as string), 'latin1')), filenameNotUtf8: true };
+}
+
+/** Parses the part's header block (Content-Disposition and Content-Type), given as latin1 text. */
 function parsePartHeaders(block: string): PartHeaders {
   let disposition = '';
   let contentType: string | undefined;
@@ -54,11 +78,11 @@ function parsePartHeaders(block: string): PartHeaders {
     const raw = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : (m[3] ?? '').trim();
     params.set((m[1] as string).toLowerCase(), raw);
   }
-  const name = params.get('name');
-  if (name === undefined) throw malformed('part without a name');
-  const star = params.get('filename*');
-  const filename = star !== undefined ? decodeParameter(star) : params.get('filename');
-  return { name, ...(filename !== undefined ? { filename } : {}), ...(contentType ? { contentType } : {}) };
+  const rawName = params.get('name');
+  if (rawName === undefined) throw malformed('part without a name');
+  // A name that is not UTF-8 cannot be a known field; it is reported (lossily decoded) as unknown.
+  const name = utf8Parameter(rawName) ?? lossyUtf8.decode(Buffer.from(rawName, 'latin1'));
+  return { name, ...fileNameOf(params), ...(contentType ? { contentType } : {}) };
 }
 
 /**
@@ -136,8 +160,9 @@ export class MultipartReader {
     }
     this.pending = this.pending.subarray(this.delimiter.length);
     const headerEnd = await this.findHeaderEnd();
-    // The block starts with the CRLF that ends the boundary line.
-    const block = this.pending.subarray(0, headerEnd).toString('utf8');
+    // The block starts with the CRLF that ends the boundary line. Read as latin1 (byte for byte):
+    // parameter values are decoded as UTF-8 one by one, so a bad byte is named, not replaced.
+    const block = this.pending.subarray(0, headerEnd).toString('latin1');
     this.pending = this.pending.subarray(headerEnd + HEADER_END.length);
     this.state = 'body';
     return parsePartHeaders(block.replace(/^[ \t]*\r\n/, ''));

@@ -35,20 +35,40 @@ export interface ReceivedUpload {
 
 const TEXT_FIELDS = ['name', 'document_category_id'];
 const MAX_FIELD_BYTES = 16 * 1024;
+const NUL = '\u0000';
+const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function tooLarge(): AppError {
   return new AppError('payload_too_large', `The file must be at most ${MAX_FILE_BYTES} bytes (20 MB)`);
 }
 
-async function readTextField(reader: MultipartReader): Promise<string | undefined> {
+/** A text field's value, or the rule it breaks (too long, not UTF-8); NUL is judged with the other field rules. */
+async function readTextField(reader: MultipartReader): Promise<{ value: string } | { problem: string }> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (let chunk = await reader.readChunk(); chunk; chunk = await reader.readChunk()) {
     size += chunk.byteLength;
     if (size <= MAX_FIELD_BYTES) chunks.push(chunk);
   }
-  if (size > MAX_FIELD_BYTES) return undefined;
-  return Buffer.concat(chunks).toString('utf8');
+  if (size > MAX_FIELD_BYTES) return { problem: `must be at most ${MAX_FIELD_BYTES} bytes` };
+  try {
+    return { value: utf8.decode(Buffer.concat(chunks)) };
+  } catch {
+    return { problem: 'must be valid UTF-8' };
+  }
+}
+
+/** What is wrong with an uploaded file's name before any byte is stored, if anything (reported on `file`). */
+function fileNameProblem(part: PartHeaders): string | undefined {
+  const filename = part.filename ?? '';
+  const { base, extension } = splitFileName(filename);
+  if (filename === '') return 'is required';
+  if (part.filenameNotUtf8) return 'name must be valid UTF-8';
+  if (filename.includes(NUL)) return `name ${NUL_MESSAGE}`;
+  if (!isAllowedExtension(extension)) return `must be a file of type ${allowedExtensions.join(', ')}`;
+  if (base.length + extension.length + 1 > MAX_NAME_LENGTH) return `name must be at most ${MAX_NAME_LENGTH} characters`;
+  return undefined;
 }
 
 /**
@@ -80,11 +100,9 @@ function inspectedStream(reader: MultipartReader, inspector: ContentInspector, o
 }
 
 async function storeFilePart(reader: MultipartReader, part: PartHeaders, tenantId: string, storage: Storage) {
-  const filename = part.filename ?? '';
-  const { base, extension } = splitFileName(filename);
-  if (filename === '') return { problem: 'is required' };
-  if (!isAllowedExtension(extension)) return { problem: `must be a file of type ${allowedExtensions.join(', ')}` };
-  if (base.length + extension.length + 1 > MAX_NAME_LENGTH) return { problem: `name must be at most ${MAX_NAME_LENGTH} characters` };
+  const problem = fileNameProblem(part);
+  if (problem) return { problem };
+  const { base, extension } = splitFileName(part.filename as string) as { base: string; extension: Extension };
 
   const inspector = new ContentInspector(extension);
   const stored = `${crypto.randomUUID()}.${extension}`;
@@ -114,15 +132,25 @@ async function storeFilePart(reader: MultipartReader, part: PartHeaders, tenantI
 }
 
 /**
+ * The multipart reader of an upload request. Uploads take `multipart/form-data` with a boundary
+ * and nothing else (JSON, urlencoded, no body → 400); checked before anything is looked up.
+ */
+export function uploadReader(request: Request): MultipartReader {
+  const boundary = multipartBoundary(request.headers.get('content-type'));
+  if (!boundary || !request.body) throw new AppError('bad_request', 'Uploads must be multipart/form-data with a boundary');
+  return new MultipartReader(request.body, boundary);
+}
+
+/** A part name as a field path: a NUL is shown escaped, as the JSON body reader does. */
+const fieldOf = (name: string) => name.replaceAll(NUL, '\\u0000');
+
+/**
  * Reads a multipart upload part by part: the `file` part is streamed into the bucket while
  * its content is checked, text fields are collected, unknown parts are reported. Nothing is
  * buffered beyond one chunk of the file. On an exception the stored object is removed; on
  * `problems` the caller removes it.
  */
-export async function receiveUpload(request: Request, tenantId: string, storage: Storage): Promise<ReceivedUpload> {
-  const boundary = multipartBoundary(request.headers.get('content-type'));
-  if (!boundary || !request.body) throw new AppError('bad_request', 'Uploads must be multipart/form-data with a boundary');
-  const reader = new MultipartReader(request.body, boundary);
+export async function receiveUpload(reader: MultipartReader, tenantId: string, storage: Storage): Promise<ReceivedUpload> {
   const result: ReceivedUpload = { file: undefined, fields: new Map(), problems: [] };
   let sawFile = false;
   try {
@@ -137,11 +165,14 @@ export async function receiveUpload(request: Request, tenantId: string, storage:
         if (outcome.file) result.file = outcome.file;
         else result.problems.push({ field: 'file', message: outcome.problem as string });
       } else if (part.filename === undefined && TEXT_FIELDS.includes(part.name)) {
-        const value = await readTextField(reader);
-        if (value === undefined) result.problems.push({ field: part.name, message: `must be at most ${MAX_FIELD_BYTES} bytes` });
-        else result.fields.set(part.name, value);
+        const read = await readTextField(reader);
+        if ('value' in read) result.fields.set(part.name, read.value);
+        else result.problems.push({ field: part.name, message: read.problem });
+      } else if (part.name === 'file') {
+        sawFile = true;
+        result.problems.push({ field: 'file', message: 'must be a file' });
       } else {
-        result.problems.push({ field: part.name, message: part.name === 'file' ? 'must be a file' : 'is not a known field' });
+        result.problems.push({ field: fieldOf(part.name), message: 'is not a known field' });
       }
     }
   } catch (error) {
