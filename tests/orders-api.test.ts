@@ -173,27 +173,28 @@ describe('validation', () => {
       }),
     });
     expect(res.status).toBe(422);
+    // Schema failures first, then the rule failures of the well-formed parts (contract §3: one 422).
     expect(res.body.error.details.map((d: any) => d.field)).toEqual([
+      'products[1].discount',
+      'products[2].quantity',
       'enterprise_identifier',
       'products[0].rate_sku',
-      'products[1].discount',
       'products[1].reference',
-      'products[2].quantity',
     ]);
     const batch = await tenant.request('POST', '/v1/orders/batch', {
       body: { data: [orderBody({ user_email: 'ghost@acme.test' }), orderBody({ state: 'open', products: [{ reference: 'GONE' }] })] },
     });
     expect(batch.status).toBe(422);
     expect(batch.body.error.details.map((d: any) => d.field)).toEqual([
+      'data[1].state',
       'data[0].user_email',
       'data[1].products[0].reference',
-      'data[1].state',
     ]);
     const order = await createOrder(tenant);
     const update = await tenant.request('PUT', `/v1/orders/${order.reference}`, {
       body: { opportunity_id: 987654, products: [{ reference: 'GONE', quantity: -1 }] },
     });
-    expect(update.body.error.details.map((d: any) => d.field)).toEqual(['opportunity_id', 'products[0].quantity', 'products[0].reference']);
+    expect(update.body.error.details.map((d: any) => d.field)).toEqual(['products[0].quantity', 'opportunity_id', 'products[0].reference']);
     expect(await storedOrderCount(stack, tenant.tenantId)).toBe(1);
   });
 
@@ -207,7 +208,7 @@ describe('validation', () => {
     const wrong = await tenant.request('POST', '/v1/orders', { body: orderBody({ state: -1, date_limit: '31/12/2026', colour: 'red' }) });
     expect(wrong.status).toBe(422);
     expect(wrong.body.error.details.map((d: any) => d.field).sort()).toEqual(['colour', 'date_limit', 'state']);
-    expect(wrong.body.error.message).toContain('state must be >= 0');
+    expect(wrong.body.error.message).toContain('state must be at least 0');
     const stringly = await tenant.request('POST', '/v1/orders', { body: orderBody({ state: '3', opportunity_id: '1' }) });
     expect(stringly.body.error.details).toEqual([
       { field: 'opportunity_id', message: expect.any(String) },

@@ -1,6 +1,6 @@
 import type { InternalProduct, ProductsLookupResponse } from '@crm/contracts';
-import { AppError, type ErrorDetail, type InternalClient } from '@crm/http';
-import type { OrderLineRequest } from './model.ts';
+import { AppError, type ErrorDetail, type InternalClient, isPlainObject, MAX_AMOUNT, schemaErrors } from '@crm/http';
+import { OrderLineRequest } from './model.ts';
 import type { NewOrderLine } from './repo.ts';
 
 const LOOKUP_CHUNK = 500; // the catalog's lookup accepts up to 500 references per call
@@ -8,6 +8,14 @@ const LOOKUP_CHUNK = 500; // the catalog's lookup accepts up to 500 references p
 export interface CallContext {
   tenantId: string;
   requestId: string;
+}
+
+/** A priced line with where it came from: its index in the request and the field a total error names. */
+export interface PricedLine {
+  index: number;
+  line: NewOrderLine;
+  /** `quantity` when the client gave one, else `price` when given, else `quantity` (the lever left). */
+  blame: 'quantity' | 'price';
 }
 
 /**
@@ -36,49 +44,79 @@ export function decimalOf(value: number): string {
   return String(value);
 }
 
+const text = (value: unknown) => (typeof value === 'string' && value.length > 0 ? value : undefined);
+
+/** The request lines of an order body, as given (any JSON); not an array → none. */
+export function requestLines(item: unknown): unknown[] {
+  const products = isPlainObject(item) ? item.products : undefined;
+  return Array.isArray(products) ? products : [];
+}
+
+/** The product references named by these request lines (strings only; malformed lines are the schema's to report). */
+export function lineReferences(lines: unknown[]): string[] {
+  return lines.flatMap((line) => (isPlainObject(line) ? (text(line.reference) ?? []) : []));
+}
+
+/** A rate-derived unit value outside the bounds of §19 (a catalog row older than its constraints). */
+function rateValueError(value: number | undefined): string | undefined {
+  if (value === undefined) return 'is required (the product has no rate)';
+  if (!Number.isFinite(value) || value < 0) return 'must be at least 0';
+  return value > MAX_AMOUNT ? `must be at most ${MAX_AMOUNT}` : undefined;
+}
+
 /**
  * Prices request lines from the catalog: `rate_sku` picks the rate (default the primary, else
  * the first), `cost`/`price` default from it, `discount` 0, `quantity` 1. The line keeps a
  * snapshot of the product (id, reference, name). Errors name `<prefix>products[i].field`.
+ * Tolerates any JSON: references are checked on every line that names one; only a line that
+ * passes its own schema is priced (the schema reports the others).
  */
 export function priceOrderLines(
-  requested: OrderLineRequest[],
+  requested: unknown[],
   products: Map<string, InternalProduct>,
   prefix: string,
-): { lines: NewOrderLine[]; errors: ErrorDetail[] } {
-  const lines: NewOrderLine[] = [];
+): { lines: PricedLine[]; errors: ErrorDetail[] } {
+  const lines: PricedLine[] = [];
   const errors: ErrorDetail[] = [];
-  requested.forEach((line, i) => {
-    const field = `${prefix}products[${i}]`;
-    const product = products.get(line.reference);
+  requested.forEach((raw, index) => {
+    const field = `${prefix}products[${index}]`;
+    const reference = isPlainObject(raw) ? text(raw.reference) : undefined;
+    if (!isPlainObject(raw) || reference === undefined) return;
+    const product = products.get(reference);
     if (!product) {
       errors.push({ field: `${field}.reference`, message: 'is not a product of the catalog' });
       return;
     }
-    const rate =
-      line.rate_sku === undefined
-        ? (product.rates.find((r) => r.primary) ?? product.rates[0])
-        : product.rates.find((r) => r.sku === line.rate_sku);
-    if (line.rate_sku !== undefined && !rate) {
+    const sku = text(raw.rate_sku);
+    const rate = sku === undefined ? (product.rates.find((r) => r.primary) ?? product.rates[0]) : product.rates.find((r) => r.sku === sku);
+    if (sku !== undefined && !rate) {
       errors.push({ field: `${field}.rate_sku`, message: `is not a rate of product ${product.reference}` });
       return;
     }
+    if (schemaErrors(OrderLineRequest, raw).length > 0) return;
+    const line = raw as OrderLineRequest;
     const cost = line.cost ?? rate?.cost;
     const price = line.price ?? rate?.price;
-    if (cost === undefined) errors.push({ field: `${field}.cost`, message: 'is required (the product has no rate)' });
-    if (price === undefined) errors.push({ field: `${field}.price`, message: 'is required (the product has no rate)' });
-    if (cost === undefined || price === undefined) return;
+    const costError = line.cost === undefined ? rateValueError(cost) : undefined;
+    const priceError = line.price === undefined ? rateValueError(price) : undefined;
+    if (costError) errors.push({ field: `${field}.cost`, message: costError });
+    if (priceError) errors.push({ field: `${field}.price`, message: priceError });
+    if (costError || priceError || cost === undefined || price === undefined) return;
     lines.push({
-      product_id: product.id,
-      reference: product.reference,
-      name: product.name,
-      rate_sku: rate?.sku ?? null,
-      cost: decimalOf(cost),
-      price: decimalOf(price),
-      discount: decimalOf(line.discount ?? 0),
-      quantity: decimalOf(line.quantity ?? 1),
-      comment: line.comment ?? null,
-      description: line.description ?? null,
+      index,
+      blame: line.quantity === undefined && line.price !== undefined ? 'price' : 'quantity',
+      line: {
+        product_id: product.id,
+        reference: product.reference,
+        name: product.name,
+        rate_sku: rate?.sku ?? null,
+        cost: decimalOf(cost),
+        price: decimalOf(price),
+        discount: decimalOf(line.discount ?? 0),
+        quantity: decimalOf(line.quantity ?? 1),
+        comment: line.comment ?? null,
+        description: line.description ?? null,
+      },
     });
   });
   return { lines, errors };

@@ -1,29 +1,21 @@
 import { listQueryWith, pageRequest, paginationOf } from '@crm/db';
-import { requestContext, validationError } from '@crm/http';
-import type { TSchema } from '@sinclair/typebox';
+import { Deleted, jsonBody, listQuery, MAX_INT, QueryId, requestContext, throwIfInvalid } from '@crm/http';
 import { Elysia, t } from 'elysia';
-import { looseOrderErrors, schemaErrors } from './loose-validation.ts';
-import {
-  CreateOrderRequest,
-  CreateOrdersBatchRequest,
-  Deleted,
-  OrderBatchResponse,
-  OrderEnvelope,
-  OrderList,
-  UpdateOrderRequest,
-} from './model.ts';
+import { CreateOrderRequest, CreateOrdersBatchRequest, OrderBatchResponse, OrderEnvelope, OrderList, UpdateOrderRequest } from './model.ts';
 import { presentOrder } from './present.ts';
 import { listOrders } from './repo.ts';
+import { batchOrders, orderRules, singleOrder } from './rules.ts';
 import { createOrders, deleteOrderByReference, getOrder, type OrdersDeps, updateOrder } from './service.ts';
 
 const SORTABLE = ['id', 'reference', 'date_limit', 'state', 'created_at', 'updated_at'] as const;
 const tags = ['Orders'];
 
 const OrderListQuery = listQueryWith({
-  enterprise_id: t.Optional(t.Integer({ description: 'Only orders of this contact id' })),
-  state: t.Optional(t.Integer({ description: 'Only orders in this state' })),
-  opportunity_id: t.Optional(t.Integer({ description: 'Only orders of this opportunity' })),
+  enterprise_id: QueryId('Only orders of this contact id'),
+  state: t.Optional(t.Integer({ minimum: 0, maximum: MAX_INT, description: 'Only orders in this state (0..2147483647)' })),
+  opportunity_id: QueryId('Only orders of this opportunity'),
 });
+// A reference is free text (NUL refused by the kit); one that names no order is simply not found.
 const ReferenceParams = t.Object({ reference: t.String({ description: 'The order reference, URL-encoded' }) });
 
 const UPDATE_DESCRIPTION =
@@ -37,36 +29,16 @@ interface UpdateContext {
   requestId: string;
 }
 
-interface RawContext {
-  body: unknown;
-  tenantId: string;
-  requestId: string;
-}
-
-const single = (body: unknown) => [{ item: body, prefix: '' }];
-const batchItems = (body: unknown) => {
-  const data = (body as { data?: unknown } | null)?.data;
-  return Array.isArray(data) ? data.map((item, i) => ({ item, prefix: `data[${i}].` })) : [];
-};
-
 /** Orders (contract §13): CRUD and batch create under /v1/orders. */
 export function ordersRoutes(deps: OrdersDeps) {
-  // Runs before Elysia's own validation: a body failing its schema gets ONE 422 naming the
-  // schema errors and the unresolvable references together (see loose-validation.ts).
-  const validateWhole =
-    (schema: TSchema, itemsOf: (body: unknown) => { item: unknown; prefix: string }[]) =>
-    async ({ body, tenantId, requestId }: RawContext) => {
-      const details = schemaErrors(schema, body);
-      if (details.length > 0) throw validationError(await looseOrderErrors(deps, { tenantId, requestId }, details, itemsOf(body)));
-    };
+  // A body that fails its schema is refused by `jsonBody` with the rule failures of its
+  // well-formed parts in the same 422; a valid one gets the same rules in the service.
+  const createBody = jsonBody(CreateOrderRequest, orderRules(deps, singleOrder, { parties: true }));
+  const batchBody = jsonBody(CreateOrdersBatchRequest, orderRules(deps, batchOrders, { parties: true }));
+  const updateBody = jsonBody(UpdateOrderRequest, orderRules(deps, singleOrder, { parties: false }));
   const update = ({ params, body, tenantId, requestId }: UpdateContext) =>
     updateOrder(deps, { tenantId, requestId }, params.reference, body).then((data) => ({ data }));
-  const updateHook = {
-    params: ReferenceParams,
-    body: UpdateOrderRequest,
-    transform: validateWhole(UpdateOrderRequest, single),
-    response: { 200: OrderEnvelope },
-  };
+  const updateHook = { params: ReferenceParams, ...updateBody, response: { 200: OrderEnvelope } };
   return new Elysia({ name: 'sales-orders' })
     .use(requestContext)
     .post(
@@ -77,8 +49,7 @@ export function ordersRoutes(deps: OrdersDeps) {
         return { data: order as NonNullable<typeof order> };
       },
       {
-        body: CreateOrderRequest,
-        transform: validateWhole(CreateOrderRequest, single),
+        ...createBody,
         response: { 201: OrderEnvelope },
         detail: {
           summary: 'Create an order',
@@ -98,8 +69,7 @@ export function ordersRoutes(deps: OrdersDeps) {
         return { data };
       },
       {
-        body: CreateOrdersBatchRequest,
-        transform: validateWhole(CreateOrdersBatchRequest, batchItems),
+        ...batchBody,
         response: { 201: OrderBatchResponse },
         detail: { summary: 'Create up to 100 orders, all or nothing', tags },
       },
@@ -108,13 +78,13 @@ export function ordersRoutes(deps: OrdersDeps) {
       '/v1/orders',
       async ({ query, tenantId }) => {
         const { request, errors } = pageRequest(query, SORTABLE);
-        if (errors.length > 0) throw validationError(errors);
+        throwIfInvalid(errors); // listQuery already refused what pageRequest could object to
         const filters = { enterprise_id: query.enterprise_id, state: query.state, opportunity_id: query.opportunity_id };
         const { total, orders } = await listOrders(deps.db, tenantId, filters, request);
         return { data: orders.map(presentOrder), pagination: paginationOf(total, request.perPage, request.page) };
       },
       {
-        query: OrderListQuery,
+        ...listQuery(OrderListQuery, SORTABLE),
         response: { 200: OrderList },
         detail: { summary: 'List orders', tags, description: `Sortable by ${SORTABLE.join(', ')}.` },
       },

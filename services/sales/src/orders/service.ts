@@ -1,15 +1,14 @@
-import type { InternalProduct } from '@crm/contracts';
 import { isUniqueViolation } from '@crm/db';
 import { writeEvents } from '@crm/events';
-import { AppError, type ErrorDetail, type InternalClient, notFound, validationError } from '@crm/http';
+import { AppError, type InternalClient, notFound, validationError } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
-import { type CallContext, lookupProducts, priceOrderLines } from './lines.ts';
+import type { CallContext } from './lines.ts';
 import type { CreateOrderRequest, Order, UpdateOrderRequest } from './model.ts';
 import { presentOrder } from './present.ts';
 import { issueOrderReference, reserveGivenOrderReference } from './references.ts';
 import * as repo from './repo.ts';
-import { checkExtraFieldsSize, checkOpportunity, resolveOrderParties } from './resolve.ts';
+import { type CheckedOrder, checkOrders, singleOrder } from './rules.ts';
 
 type Db = Kysely<SalesDatabase>;
 
@@ -23,24 +22,8 @@ interface ResolvedCreate {
   lines: repo.NewOrderLine[];
 }
 
-const productsOf = (requests: { products?: { reference: string }[] }[]) =>
-  requests.flatMap((r) => (r.products ?? []).map((line) => line.reference));
-
-async function resolveCreate(
-  deps: OrdersDeps,
-  ctx: CallContext,
-  body: CreateOrderRequest,
-  products: Map<string, InternalProduct>,
-  prefix: string,
-  errors: ErrorDetail[],
-): Promise<ResolvedCreate | undefined> {
-  const before = errors.length;
-  const parties = await resolveOrderParties(deps.db, ctx.tenantId, body, prefix, errors);
-  await checkOpportunity(deps.db, ctx.tenantId, body.opportunity_id, prefix, errors);
-  checkExtraFieldsSize(body.extra_fields, prefix, errors);
-  const priced = priceOrderLines(body.products ?? [], products, prefix);
-  errors.push(...priced.errors);
-  if (errors.length > before || !parties) return undefined;
+function resolvedCreate(ctx: CallContext, body: CreateOrderRequest, { parties, lines }: CheckedOrder): ResolvedCreate {
+  if (!parties) throw new Error('order rules passed without resolving the parties');
   return {
     order: {
       tenant_id: ctx.tenantId,
@@ -53,7 +36,7 @@ async function resolveCreate(
       comments: body.comments ?? null,
       extra_fields: body.extra_fields == null ? null : JSON.stringify(body.extra_fields),
     },
-    lines: priced.lines,
+    lines,
   };
 }
 
@@ -76,9 +59,10 @@ function conflictOnDuplicateReference(error: unknown): never {
 }
 
 /**
- * Creates orders all-or-nothing: one catalog lookup for every line of every order, every
- * failing field reported at once (`prefixOf(i)` names the item, e.g. `data[3].`), then one
- * transaction writing the orders, their lines, states and `order.created` events.
+ * Creates orders all-or-nothing: the order rules run over every order first (one catalog lookup
+ * for every line, every failing field reported at once, `prefixOf(i)` naming the item, e.g.
+ * `data[3].`, totals bounded), so a refused write touches nothing, not even the reference
+ * counter; then one transaction writes the orders, their lines, states and `order.created` events.
  */
 export async function createOrders(
   deps: OrdersDeps,
@@ -86,16 +70,15 @@ export async function createOrders(
   bodies: CreateOrderRequest[],
   prefixOf: (i: number) => string,
 ): Promise<Order[]> {
-  const products = await lookupProducts(deps.catalog, ctx, productsOf(bodies));
-  const errors: ErrorDetail[] = [];
-  const resolved: (ResolvedCreate | undefined)[] = [];
-  for (const [i, body] of bodies.entries()) resolved.push(await resolveCreate(deps, ctx, body, products, prefixOf(i), errors));
+  const items = bodies.map((item, i) => ({ item, prefix: prefixOf(i) }));
+  const { errors, orders: checked } = await checkOrders(deps, ctx, items, { parties: true });
   if (errors.length > 0) throw validationError(errors);
+  const resolved = bodies.map((body, i) => resolvedCreate(ctx, body, checked[i] as CheckedOrder));
   return deps.db
     .transaction()
     .execute(async (trx) => {
       const ids: number[] = [];
-      for (const item of resolved) ids.push(await insertResolved(trx, ctx.tenantId, item as ResolvedCreate));
+      for (const item of resolved) ids.push(await insertResolved(trx, ctx.tenantId, item));
       const orders = (await repo.loadOrdersById(trx, ids)).map(presentOrder);
       await writeEvents(
         trx,
@@ -106,19 +89,11 @@ export async function createOrders(
     .catch(conflictOnDuplicateReference);
 }
 
+/** The replacement lines of an update (undefined when `products` is absent), or one 422 naming every failing field. */
 async function validateUpdate(deps: OrdersDeps, ctx: CallContext, body: UpdateOrderRequest) {
-  const errors: ErrorDetail[] = [];
-  await checkOpportunity(deps.db, ctx.tenantId, body.opportunity_id, '', errors);
-  checkExtraFieldsSize(body.extra_fields, '', errors);
-  let lines: repo.NewOrderLine[] | undefined;
-  if (body.products !== undefined) {
-    const products = await lookupProducts(deps.catalog, ctx, productsOf([body]));
-    const priced = priceOrderLines(body.products, products, '');
-    errors.push(...priced.errors);
-    lines = priced.lines;
-  }
+  const { errors, orders } = await checkOrders(deps, ctx, singleOrder(body), { parties: false });
   if (errors.length > 0) throw validationError(errors);
-  return lines;
+  return body.products === undefined ? undefined : orders[0]?.lines;
 }
 
 /**
