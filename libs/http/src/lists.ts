@@ -1,6 +1,39 @@
 // What every list response shares (contract §4, §22): the pagination object and the RFC 8288
 // Link header, added by the service kit to every response that carries `pagination`.
-import { Type } from '@sinclair/typebox';
+import { type Static, type TProperties, Type } from '@sinclair/typebox';
+import { t } from 'elysia';
+import { MAX_INT } from './input/schemas.ts';
+
+/**
+ * Query parameters every list accepts (contract §4, §22). Elysia's `t` coerces the numbers;
+ * `listQuery` (input/query.ts) checks the raw strings against these bounds first. Unknown
+ * parameters are ignored.
+ */
+export const ListQuery = t.Object(
+  {
+    per_page: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 15, description: 'Items per page, 1..100 (default 15)' })),
+    page: t.Optional(
+      t.Integer({ minimum: 1, maximum: MAX_INT, default: 1, description: 'Page number, from 1 (default 1). Not with `cursor`.' }),
+    ),
+    sort: t.Optional(t.String({ maxLength: 64, description: 'Sort field, `-field` for descending (default `id`)' })),
+    updated_since: t.Optional(
+      t.String({ format: 'date-time', description: 'Only items updated at or after this RFC 3339 instant (with Z or an offset)' }),
+    ),
+    cursor: t.Optional(
+      t.String({
+        maxLength: 2048,
+        description:
+          'Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`.',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
+export type ListQuery = Static<typeof ListQuery>;
+
+/** ListQuery extended with a resource's own filters; unknown query parameters stay allowed. */
+export const listQueryWith = <P extends TProperties>(filters: P) =>
+  t.Object({ ...ListQuery.properties, ...filters }, { additionalProperties: true });
 
 /** The `pagination` object of list responses. Counts are null on cursor pages. */
 export const ListPagination = Type.Object(
