@@ -4,6 +4,7 @@ import { m0002Contacts } from './0002_contacts.ts';
 import { m0003Opportunities } from './0003_opportunities.ts';
 import { m0004ContactsSearch } from './0004_contacts_search.ts';
 import { m0010Orders } from './0010_orders.ts';
+import { m0020InputBounds } from './0020_input_bounds.ts';
 import { m0021OrdersInputBounds } from './0021_orders_input_bounds.ts';
 
 /** Sales migrations in order; append only. */
@@ -14,5 +15,6 @@ export const migrations = [
   m0003Opportunities,
   m0004ContactsSearch,
   m0010Orders,
+  m0020InputBounds,
   m0021OrdersInputBounds,
 ];
