@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { Elysia } from 'elysia';
 import { AppError, errorResponse, validationError } from './errors.ts';
 import { etagOf, matchesIfNoneMatch } from './etag.ts';
@@ -94,6 +95,17 @@ export interface ServiceKitOptions {
   readiness?: ReadinessCheck[];
   /** Paths answered without the internal credential. */
   openPaths?: string[];
+}
+
+/** Method label values; a runtime that accepts any method token must not grow the series. */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** Compares a presented credential in constant time (no timing oracle on the internal token). */
+function sameSecret(presented: string | null, expected: string): boolean {
+  if (presented === null) return false;
+  const a = Buffer.from(presented);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** Whether a route reads its own body stream (`parse: 'none'`, the multipart uploads). */
@@ -193,7 +205,7 @@ export function createServiceKit(options: ServiceKitOptions) {
       const path = queryStart === -1 ? url.slice(pathStart) : url.slice(pathStart, queryStart);
 
       let response: Response;
-      if (internalToken !== null && !openPaths.has(path) && request.headers.get(headers.internalToken) !== internalToken) {
+      if (internalToken !== null && !openPaths.has(path) && !sameSecret(request.headers.get(headers.internalToken), internalToken)) {
         response = errorResponse(new AppError('unauthorized', 'Missing or invalid internal credential'), requestId);
       } else if (internalToken !== null && path.startsWith('/v1/') && !request.headers.get(headers.tenant)) {
         response = errorResponse(new AppError('unauthorized', 'Missing tenant context'), requestId);
@@ -222,7 +234,7 @@ export function createServiceKit(options: ServiceKitOptions) {
       response.headers.set(headers.requestId, requestId);
       const seconds = (performance.now() - started) / 1000;
       const route = state.route ?? (openPaths.has(path) ? path : 'unmatched');
-      metrics.observe(request.method, route, response.status, seconds);
+      metrics.observe(KNOWN_METHODS.has(request.method) ? request.method : 'OTHER', route, response.status, seconds);
       if (!openPaths.has(path)) {
         logger.info('request', {
           request_id: requestId,
