@@ -1,9 +1,7 @@
 import { Pagination } from '@crm/db';
+import { Name, NonNegativeInt } from '@crm/http';
 import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
-
-const Reference = t.String({ minLength: 1, maxLength: 255, description: 'Unique per account' });
-const Name = t.String({ minLength: 1, maxLength: 255 });
 
 /** Fields every category response carries (the `category` of a product has exactly these). */
 const categoryFields = {
@@ -34,24 +32,29 @@ export const ProductCategoryTree = t.Unsafe<ProductCategoryTree>(
   ),
 );
 
-export const CreateCategoryBody = t.Object({
-  name: Name,
-  reference: Reference,
-  parent_id: t.Optional(
-    t.Union([Type.Integer({ minimum: 0, maximum: 2_147_483_647 }), t.Null()], { description: 'omit, 0 or null for a root category' }),
-  ),
-});
+const Reference = () => Name({ description: 'Unique per account, 1..255 characters' });
+/** `parent_id`: 0..2147483647 (0 = root, contract §19) or null. */
+const ParentId = (description: string) => Type.Optional(Type.Union([NonNegativeInt(), Type.Null()], { description }));
+
+export const CreateCategoryBody = Type.Object(
+  {
+    name: Name(),
+    reference: Reference(),
+    parent_id: ParentId('omit, 0 or null for a root category'),
+  },
+  { additionalProperties: false },
+);
 export type CreateCategoryBody = Static<typeof CreateCategoryBody>;
 
-export const UpdateCategoryBody = t.Object({
-  name: t.Optional(Name),
-  reference: t.Optional(Reference),
-  parent_id: t.Optional(
-    t.Union([Type.Integer({ minimum: 0, maximum: 2_147_483_647 }), t.Null()], { description: '0 or null moves the category to the root' }),
-  ),
-});
+export const UpdateCategoryBody = Type.Object(
+  {
+    name: Type.Optional(Name()),
+    reference: Type.Optional(Reference()),
+    parent_id: ParentId('0 or null moves the category to the root'),
+  },
+  { additionalProperties: false },
+);
 export type UpdateCategoryBody = Static<typeof UpdateCategoryBody>;
 
-export const CategoryIdParams = t.Object({ id: t.String({ description: 'Numeric category id' }) });
 export const CategoryEnvelope = t.Object({ data: ProductCategoryTree });
 export const CategoryPage = t.Object({ data: t.Array(ProductCategoryTree), pagination: Pagination });

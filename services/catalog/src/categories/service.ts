@@ -1,6 +1,6 @@
 import { isForeignKeyViolation, isUniqueViolation, type PageRequest } from '@crm/db';
 import { writeEvent } from '@crm/events';
-import { AppError, notFound, validationError } from '@crm/http';
+import { AppError, notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
 import type { CreateCategoryBody, ProductCategoryTree, UpdateCategoryBody } from './model.ts';
@@ -11,11 +11,11 @@ import {
   findSubtrees,
   hasChildren,
   insertCategory,
-  isSelfOrDescendant,
   listRootIds,
   lockCategoryTree,
   updateCategory,
 } from './repo.ts';
+import { parentErrors } from './rules.ts';
 import { assembleTrees } from './tree.ts';
 
 type Db = Kysely<CatalogDatabase>;
@@ -53,36 +53,20 @@ export async function listCategoryTrees(db: Db, tenantId: string, page: PageRequ
   return { total, trees: assembleTrees(await findSubtrees(db, tenantId, ids), ids) };
 }
 
-/** The parent id a request asks for (0 and null mean root); 422 on `parent_id` when it is not the tenant's category. */
-async function resolveParent(trx: Db, tenantId: string, parentId: number | null): Promise<number | null> {
-  if (!parentId) return null;
-  if (!(await findCategoryById(trx, tenantId, parentId)))
-    throw validationError([{ field: 'parent_id', message: 'is not a product category of this account' }]);
-  return parentId;
-}
-
 async function ensureReferenceFree(trx: Db, tenantId: string, reference: string): Promise<void> {
   if ((await findCategoriesByReferences(trx, tenantId, [reference])).length > 0) throw referenceTaken(reference);
 }
 
-/** Creates a category (root unless `parent_id` names one) and records product_category.created. */
+/** Creates a category (root unless `parent_id` names one; 422 by its rules, 409 on a taken reference) and records product_category.created. */
 export async function createCategory(db: Db, tenantId: string, body: CreateCategoryBody): Promise<ProductCategoryTree> {
   return inTreeTransaction(db, tenantId, async (trx) => {
-    const parentId = await resolveParent(trx, tenantId, body.parent_id ?? null);
+    throwIfInvalid(await parentErrors(trx, tenantId, body));
     await ensureReferenceFree(trx, tenantId, body.reference);
-    const id = await insertCategory(trx, tenantId, { name: body.name, reference: body.reference, parentId });
+    const id = await insertCategory(trx, tenantId, { name: body.name, reference: body.reference, parentId: body.parent_id || null });
     const category = await getCategoryTree(trx, tenantId, id);
     await writeEvent(trx, { tenantId, type: 'product_category.created', data: category });
     return category;
   });
-}
-
-/** The new parent of a move: 422 when it is unknown, the category itself or one of its descendants. */
-async function resolveMove(trx: Db, tenantId: string, id: number, parentId: number | null): Promise<number | null> {
-  const parent = await resolveParent(trx, tenantId, parentId);
-  if (parent !== null && (await isSelfOrDescendant(trx, tenantId, id, parent)))
-    throw validationError([{ field: 'parent_id', message: 'cannot be the category itself or one of its descendants' }]);
-  return parent;
 }
 
 /** Renames, re-references and/or moves a category; records product_category.updated with its subtree. */
@@ -90,8 +74,9 @@ export async function updateCategoryById(db: Db, tenantId: string, id: number, b
   return inTreeTransaction(db, tenantId, async (trx) => {
     const current = await findCategoryById(trx, tenantId, id);
     if (!current) throw notFound('Product category');
+    throwIfInvalid(await parentErrors(trx, tenantId, body, id));
     const changes: { name?: string; reference?: string; parent_id?: number | null } = {};
-    if (body.parent_id !== undefined) changes.parent_id = await resolveMove(trx, tenantId, id, body.parent_id);
+    if (body.parent_id !== undefined) changes.parent_id = body.parent_id || null;
     if (body.reference !== undefined && body.reference !== current.reference) {
       await ensureReferenceFree(trx, tenantId, body.reference);
       changes.reference = body.reference;

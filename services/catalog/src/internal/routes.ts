@@ -1,5 +1,6 @@
 import { type InternalProduct, ProductsLookupRequest, ProductsLookupResponse } from '@crm/contracts';
-import { requestContext } from '@crm/http';
+import { jsonBody, requestContext } from '@crm/http';
+import { Type } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
@@ -18,12 +19,15 @@ export async function lookupProducts(db: Kysely<CatalogDatabase>, tenantId: stri
   return rows.map((row) => ({ id: row.id, reference: row.reference, name: row.name, rates: rates.get(row.id) ?? [] }));
 }
 
+/** The lookup body of the shared contract, with unknown fields refused explicitly (contract §19). */
+const LookupBody = Type.Object(ProductsLookupRequest.properties, { additionalProperties: false });
+
 /** The internal API other services call (never exposed by the gateway). */
 export function internalRoutes(db: Kysely<CatalogDatabase>) {
   return new Elysia({ name: 'catalog-internal' })
     .use(requestContext)
     .post('/internal/products/lookup', async ({ body, tenantId }) => ({ data: await lookupProducts(db, tenantId, body.references) }), {
-      body: ProductsLookupRequest,
+      ...jsonBody(LookupBody),
       response: { 200: ProductsLookupResponse },
     });
 }

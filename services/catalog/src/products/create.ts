@@ -1,5 +1,5 @@
 import { writeEvents } from '@crm/events';
-import { validationError } from '@crm/http';
+import { throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
 import type { CreateProductBody, Product } from './model.ts';
@@ -13,23 +13,21 @@ import {
   skuOwners,
   takenReferences,
 } from './repo.ts';
-import { normaliseRates, primaryRateErrors, repeatedAcrossItems, skuFields } from './rules.ts';
-import { conflictError, inTransaction, resolveCategories } from './writes.ts';
+import { normaliseRates, productRuleErrors, skuFields } from './rules.ts';
+import { conflictError, inTransaction } from './writes.ts';
 
 type Db = Kysely<CatalogDatabase>;
 
-/** Checks new products (422 first, then 409) and returns each one's category id and stored rates. */
+/** Checks new products (422 by their rules first, then 409) and returns each one's category id and stored rates. */
 async function prepareNewProducts(db: Db, tenantId: string, items: CreateProductBody[], prefixOf: (i: number) => string) {
-  const { ids, errors } = await resolveCategories(
+  const { errors, categoryIds } = await productRuleErrors(
     db,
     tenantId,
-    items.map((item, i) => ({ field: `${prefixOf(i)}product_category_ref`, value: item.product_category_ref })),
+    items.map((body, i) => ({ body, prefix: prefixOf(i) })),
   );
+  throwIfInvalid(errors);
   const skus = items.flatMap((item, i) => skuFields(item.rates, prefixOf(i)));
   const references = items.map((item, i) => ({ field: `${prefixOf(i)}reference`, value: item.reference }));
-  errors.push(...items.flatMap((item, i) => primaryRateErrors(item.rates, prefixOf(i))));
-  errors.push(...repeatedAcrossItems(references), ...repeatedAcrossItems(skus));
-  if (errors.length > 0) throw validationError(errors);
   const taken = await takenReferences(
     db,
     tenantId,
@@ -47,7 +45,11 @@ async function prepareNewProducts(db: Db, tenantId: string, items: CreateProduct
     ...skus.filter((s) => owners.has(s.value)).map((s) => ({ field: s.field, message: `${s.value} is already used by another product` })),
   ];
   if (conflicts.length > 0) throw conflictError(conflicts);
-  return items.map((item) => ({ item, categoryId: ids.get(item.product_category_ref) as number, rates: normaliseRates(item.rates) }));
+  return items.map((item) => ({
+    item,
+    categoryId: categoryIds.get(item.product_category_ref) as number,
+    rates: normaliseRates(item.rates),
+  }));
 }
 
 /** Creates products all-or-nothing, each with a product.created event; returns them in order. */

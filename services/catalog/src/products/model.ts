@@ -1,52 +1,63 @@
 import { listQueryWith, Pagination } from '@crm/db';
+import { Money, Name, Percentage, QueryId } from '@crm/http';
 import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
 import { ProductCategory } from '../categories/model.ts';
 
-/** Largest amount numeric(14,2) holds. */
-const MAX_AMOUNT = 999_999_999_999;
-const Amount = (description: string) => t.Number({ minimum: 0, maximum: MAX_AMOUNT, description });
+/** The longest `description` or `services` text, in characters. */
+export const MAX_TEXT = 65_535;
 
-export const RateInput = t.Object({
-  sku: t.String({ minLength: 1, maxLength: 255, description: 'Unique per account' }),
-  cost: t.Optional(Amount('Unit cost, default 0; rounded to 2 decimals')),
-  price: Amount('Unit price; rounded to 2 decimals'),
-  primary: t.Optional(t.Boolean({ description: 'At most one rate is primary; when none is, the first one is' })),
-});
+export const RateInput = Type.Object(
+  {
+    sku: Name({ description: 'Unique per account, 1..255 characters' }),
+    cost: Type.Optional(Money({ description: 'Unit cost 0..999999999999.99, default 0; rounded to 2 decimals' })),
+    price: Money({ description: 'Unit price 0..999999999999.99; rounded to 2 decimals' }),
+    primary: Type.Optional(Type.Boolean({ description: 'At most one rate is primary; when none is, the first one is' })),
+  },
+  { additionalProperties: false },
+);
 export type RateInput = Static<typeof RateInput>;
 
-const Rates = t.Array(RateInput, { minItems: 1, maxItems: 100 });
-const Text = t.Union([t.String({ maxLength: 65_535 }), t.Null()]);
-const Vat = t.Number({ minimum: 0, maximum: 100, description: 'VAT percentage, 0..100' });
-const Stock = t.Union([t.Number({ minimum: 0, maximum: MAX_AMOUNT }), t.Null()]);
-const CategoryRef = t.String({ minLength: 1, maxLength: 255, description: 'Reference of one of your product categories' });
+const Rates = (description?: string) => Type.Array(RateInput, { minItems: 1, maxItems: 100, description });
+const Text = () => Type.Union([Type.String({ maxLength: MAX_TEXT }), Type.Null()]);
+const Vat = () => Percentage({ description: 'VAT percentage, 0..100' });
+const Stock = () => Type.Union([Money(), Type.Null()], { description: '0..999999999999.99 or null' });
+const CategoryRef = () => Name({ description: 'Reference of one of your product categories' });
 
-export const CreateProductBody = t.Object({
-  reference: t.String({ minLength: 1, maxLength: 255, description: 'Unique per account; identifies the product in paths' }),
-  name: t.String({ minLength: 1, maxLength: 255 }),
-  description: t.Optional(Text),
-  vat: Vat,
-  product_category_ref: CategoryRef,
-  services: t.Optional(Text),
-  stock: t.Optional(Stock),
-  rates: Rates,
-});
+export const CreateProductBody = Type.Object(
+  {
+    reference: Name({ description: 'Unique per account; identifies the product in paths' }),
+    name: Name(),
+    description: Type.Optional(Text()),
+    vat: Vat(),
+    product_category_ref: CategoryRef(),
+    services: Type.Optional(Text()),
+    stock: Type.Optional(Stock()),
+    rates: Rates(),
+  },
+  { additionalProperties: false },
+);
 export type CreateProductBody = Static<typeof CreateProductBody>;
 
-export const UpdateProductBody = t.Object({
-  name: t.Optional(t.String({ minLength: 1, maxLength: 255 })),
-  description: t.Optional(Text),
-  vat: t.Optional(Vat),
-  product_category_ref: t.Optional(CategoryRef),
-  services: t.Optional(Text),
-  stock: t.Optional(Stock),
-  rates: t.Optional(
-    t.Array(RateInput, { minItems: 1, maxItems: 100, description: 'Replaces all rates; a rate keeps its id when its sku stays' }),
-  ),
-});
+export const UpdateProductBody = Type.Object(
+  {
+    name: Type.Optional(Name()),
+    description: Type.Optional(Text()),
+    vat: Type.Optional(Vat()),
+    product_category_ref: Type.Optional(CategoryRef()),
+    services: Type.Optional(Text()),
+    stock: Type.Optional(Stock()),
+    rates: Type.Optional(Rates('Replaces all rates; a rate keeps its id when its sku stays')),
+  },
+  { additionalProperties: false },
+);
 export type UpdateProductBody = Static<typeof UpdateProductBody>;
 
-export const BatchProductBody = t.Object({ data: t.Array(CreateProductBody, { minItems: 1, maxItems: 100 }) });
+export const BatchProductBody = Type.Object(
+  { data: Type.Array(CreateProductBody, { minItems: 1, maxItems: 100 }) },
+  { additionalProperties: false },
+);
+export type BatchProductBody = Static<typeof BatchProductBody>;
 
 export const Rate = t.Object({ id: Type.Integer(), sku: t.String(), cost: t.Number(), price: t.Number(), primary: t.Boolean() });
 export type Rate = Static<typeof Rate>;
@@ -69,9 +80,7 @@ export type Product = Static<typeof Product>;
 
 export const ProductQuery = listQueryWith({
   q: t.Optional(t.String({ description: 'Case-insensitive substring of the name or reference' })),
-  product_category_id: t.Optional(
-    t.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Only products of this category (not of its descendants)' }),
-  ),
+  product_category_id: QueryId('Only products of this category (not of its descendants), 1..2147483647'),
 });
 export type ProductQuery = Static<typeof ProductQuery>;
 

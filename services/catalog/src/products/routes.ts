@@ -1,5 +1,5 @@
 import { pageRequest, paginationOf } from '@crm/db';
-import { requestContext, validationError } from '@crm/http';
+import { Deleted, jsonBody, listQuery, requestContext, throwIfInvalid } from '@crm/http';
 import { Elysia, t } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
@@ -13,17 +13,17 @@ import {
   ReferenceParams,
   UpdateProductBody,
 } from './model.ts';
+import { batchRules, productRules } from './rules.ts';
 import { deleteProductByReference, getProduct, listProductPage, updateProductByReference } from './service.ts';
 
 const SORTABLE = ['id', 'reference', 'name', 'created_at', 'updated_at'] as const;
 const tags = ['Products'];
-const Deleted = t.Object({ deleted: t.Boolean() });
 
 /** Public product routes under /v1/products. */
 export function productRoutes(db: Kysely<CatalogDatabase>) {
   const update = {
     params: ReferenceParams,
-    body: UpdateProductBody,
+    ...jsonBody(UpdateProductBody, productRules(db)),
     response: { 200: ProductEnvelope },
     detail: {
       summary: 'Update a product',
@@ -50,12 +50,12 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
       '/v1/products',
       async ({ query, tenantId }) => {
         const { request, errors } = pageRequest(query, SORTABLE);
-        if (errors.length > 0) throw validationError(errors);
+        throwIfInvalid(errors);
         const { total, products } = await listProductPage(db, tenantId, request, { q: query.q, categoryId: query.product_category_id });
         return { data: products, pagination: paginationOf(total, request.perPage, request.page) };
       },
       {
-        query: ProductQuery,
+        ...listQuery(ProductQuery, SORTABLE),
         response: { 200: ProductList },
         detail: {
           summary: 'List products',
@@ -72,7 +72,7 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
         return { data: product };
       },
       {
-        body: CreateProductBody,
+        ...jsonBody(CreateProductBody, productRules(db)),
         response: { 201: ProductEnvelope },
         detail: {
           summary: 'Create a product',
@@ -90,7 +90,7 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
         return { data: products };
       },
       {
-        body: BatchProductBody,
+        ...jsonBody(BatchProductBody, batchRules(db)),
         response: { 201: t.Object({ data: t.Array(ProductEnvelope.properties.data) }) },
         detail: {
           summary: 'Create up to 100 products',

@@ -1,6 +1,6 @@
 import type { PageRequest } from '@crm/db';
 import { writeEvent } from '@crm/events';
-import { notFound, validationError } from '@crm/http';
+import { notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
 import type { Product, UpdateProductBody } from './model.ts';
@@ -15,8 +15,8 @@ import {
   skuOwners,
   updateProduct,
 } from './repo.ts';
-import { normaliseRates, primaryRateErrors, repeatedAcrossItems, skuFields } from './rules.ts';
-import { conflictError, inTransaction, resolveCategories } from './writes.ts';
+import { normaliseRates, productRuleErrors, skuFields } from './rules.ts';
+import { conflictError, inTransaction } from './writes.ts';
 
 type Db = Kysely<CatalogDatabase>;
 
@@ -45,13 +45,11 @@ async function productChanges(trx: Db, tenantId: string, body: UpdateProductBody
   return changes;
 }
 
-/** Checks a partial update (422, then 409 for skus of other products); returns the new category id, if any. */
+/** Checks a partial update (422 by its rules, then 409 for skus of other products); returns the new category id, if any. */
 async function checkUpdate(trx: Db, tenantId: string, productId: number, body: UpdateProductBody) {
-  const refs = body.product_category_ref === undefined ? [] : [{ field: 'product_category_ref', value: body.product_category_ref }];
-  const { ids, errors } = await resolveCategories(trx, tenantId, refs);
-  const skus = body.rates ? skuFields(body.rates, '') : [];
-  if (body.rates) errors.push(...primaryRateErrors(body.rates, ''), ...repeatedAcrossItems(skus));
-  if (errors.length > 0) throw validationError(errors);
+  const { errors, categoryIds } = await productRuleErrors(trx, tenantId, [{ body, prefix: '' }]);
+  throwIfInvalid(errors);
+  const skus = skuFields(body.rates, '');
   const owners = await skuOwners(
     trx,
     tenantId,
@@ -61,7 +59,7 @@ async function checkUpdate(trx: Db, tenantId: string, productId: number, body: U
     .filter((s) => owners.has(s.value) && owners.get(s.value) !== productId)
     .map((s) => ({ field: s.field, message: `${s.value} is already used by another product` }));
   if (conflicts.length > 0) throw conflictError(conflicts);
-  return body.product_category_ref === undefined ? undefined : ids.get(body.product_category_ref);
+  return body.product_category_ref === undefined ? undefined : categoryIds.get(body.product_category_ref);
 }
 
 /** Partially updates a product (rates, when given, replace the list) and records product.updated. */

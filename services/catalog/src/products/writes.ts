@@ -1,7 +1,6 @@
 import { isForeignKeyViolation, isUniqueViolation } from '@crm/db';
 import { AppError, type ErrorDetail } from '@crm/http';
 import type { Kysely } from 'kysely';
-import { findCategoriesByReferences } from '../categories/repo.ts';
 import type { CatalogDatabase } from '../db/database.ts';
 
 type Db = Kysely<CatalogDatabase>;
@@ -23,14 +22,4 @@ export async function inTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): P
     if (isForeignKeyViolation(error)) throw new AppError('conflict', 'The product category was deleted meanwhile; retry');
     throw error;
   }
-}
-
-/** Category ids by reference for the given references; fields whose reference is unknown are reported. */
-export async function resolveCategories(db: Db, tenantId: string, refs: { field: string; value: string }[]) {
-  const rows = await findCategoriesByReferences(db, tenantId, [...new Set(refs.map((r) => r.value))]);
-  const ids = new Map(rows.map((r) => [r.reference, r.id]));
-  const errors = refs
-    .filter((r) => !ids.has(r.value))
-    .map((r) => ({ field: r.field, message: 'is not a product category of this account' }));
-  return { ids, errors };
 }
