@@ -1,12 +1,17 @@
-import { Pagination, paginationOf } from '@crm/db';
-import { AppError, validationError } from '@crm/http';
+import { listQueryWith, Pagination, pageRequest, paginationOf } from '@crm/db';
+import { AppError, listQuery, throwIfInvalid } from '@crm/http';
 import { Elysia, t } from 'elysia';
 import type { Kysely } from 'kysely';
 import { principalOf } from '../auth/authenticate.ts';
 import type { GatewayDatabase } from '../db/database.ts';
 import { listAuditLogs } from './repo.ts';
 
-const DateTime = (description: string) => t.String({ format: 'date-time', description });
+/** Records are listed by time only: the index is (tenant_id, occurred_at, id). */
+const SORTABLE = ['occurred_at'] as const;
+
+/** The HTTP methods (RFC 9110, RFC 5789) a `method` filter may name, in any letter case. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT'] as const;
+const anyCase = (word: string) => [...word].map((c) => `[${c}${c.toLowerCase()}]`).join('');
 
 const AuditLog = t.Object({
   id: t.Integer(),
@@ -20,31 +25,29 @@ const AuditLog = t.Object({
   status: t.Integer(),
   duration_ms: t.Number(),
   client_ip: t.Nullable(t.String()),
-  user_agent: t.Nullable(t.String()),
+  user_agent: t.Nullable(t.String({ description: 'As sent; a U+0000 character is stored as U+FFFD' })),
   idempotency_key: t.Nullable(t.String()),
   replayed: t.Boolean(),
   error_type: t.Nullable(t.String()),
 });
 
-const AuditQuery = t.Object(
-  {
-    per_page: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 15, description: 'Items per page, 1..100' })),
-    page: t.Optional(t.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' })),
-    from: t.Optional(DateTime('Only records at or after this time')),
-    to: t.Optional(DateTime('Only records before this time')),
-    status: t.Optional(t.Integer({ minimum: 100, maximum: 599, description: 'Exact HTTP status' })),
-    method: t.Optional(t.String({ description: 'HTTP method, e.g. POST' })),
-    path: t.Optional(t.String({ description: 'Exact path, or a prefix ending in `*` (e.g. `/v1/contacts*`)' })),
-  },
-  { additionalProperties: true },
-);
+const Instant = (description: string) => t.String({ format: 'date-time', description: `${description} (RFC 3339, with Z or an offset)` });
 
-function parseTime(field: string, value: string | undefined, errors: { field: string; message: string }[]): Date | undefined {
-  if (value === undefined) return undefined;
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) errors.push({ field, message: 'must be an ISO 8601 timestamp' });
-  return date;
-}
+const AuditQuery = listQueryWith({
+  sort: t.Optional(t.String({ description: '`-occurred_at` (newest first, the default) or `occurred_at`' })),
+  updated_since: t.Optional(Instant('Records never change: the same as `from`')),
+  from: t.Optional(Instant('Only records at or after this instant')),
+  to: t.Optional(Instant('Only records before this instant')),
+  status: t.Optional(t.Integer({ minimum: 100, maximum: 599, description: 'Exact HTTP status, 100..599' })),
+  method: t.Optional(
+    t.String({
+      pattern: `^(?:${METHODS.map(anyCase).join('|')})$`,
+      patternMessage: `must be one of ${METHODS.join(', ')}`,
+      description: `HTTP method, any case: ${METHODS.join(', ')}`,
+    }),
+  ),
+  path: t.Optional(t.String({ description: 'Exact path, or a prefix ending in `*` (e.g. `/v1/contacts*`)' })),
+});
 
 /** GET /v1/audit-logs (contract §9): the calling tenant's own records, newest first. */
 export function auditRoutes(db: Kysely<GatewayDatabase>) {
@@ -53,25 +56,21 @@ export function auditRoutes(db: Kysely<GatewayDatabase>) {
     async ({ query, request }) => {
       const principal = principalOf(request);
       if (!principal) throw new AppError('unauthorized', 'Missing or invalid API key');
-      const errors: { field: string; message: string }[] = [];
-      const from = parseTime('from', query.from, errors);
-      const to = parseTime('to', query.to, errors);
-      if (errors.length > 0) throw validationError(errors);
-      const perPage = query.per_page ?? 15;
-      const page = query.page ?? 1;
-      const { total, rows } = await listAuditLogs(db, principal.tenantId, {
-        from,
-        to,
+      const { request: page, errors } = pageRequest({ ...query, sort: query.sort ?? '-occurred_at' }, SORTABLE);
+      throwIfInvalid(errors);
+      // The values passed the RFC 3339 check (listQuery), which every runtime's Date reads exactly.
+      const since = [query.from, query.updated_since].flatMap((v) => (v === undefined ? [] : [new Date(v).getTime()]));
+      const { total, rows } = await listAuditLogs(db, principal.tenantId, page, {
+        from: since.length > 0 ? new Date(Math.max(...since)) : undefined,
+        to: query.to === undefined ? undefined : new Date(query.to),
         status: query.status,
         method: query.method?.toUpperCase(),
         path: query.path,
-        limit: perPage,
-        offset: (page - 1) * perPage,
       });
-      return { data: rows, pagination: paginationOf(total, perPage, page) };
+      return { data: rows, pagination: paginationOf(total, page.perPage, page.page) };
     },
     {
-      query: AuditQuery,
+      ...listQuery(AuditQuery, SORTABLE),
       response: { 200: t.Object({ data: t.Array(AuditLog), pagination: Pagination }) },
       detail: {
         summary: 'List audit log records',

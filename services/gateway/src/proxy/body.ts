@@ -1,4 +1,4 @@
-import { AppError } from '@crm/http';
+import { AppError, inspectJson, isJsonMediaType } from '@crm/http';
 
 export const MAX_JSON_BYTES = 1024 * 1024;
 /** Uploads: 20 MB of file (contract §15) plus room for the multipart framing and small fields. */
@@ -53,33 +53,82 @@ async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): P
   return out;
 }
 
+/** The two upload routes (contract §15): the only requests whose body is multipart/form-data. */
+const UPLOAD_ROUTE = /^\/v1\/(?:contacts|opportunities)\/[^/]+\/documents$/;
+
+/** Whether a request is an upload (`POST /v1/contacts/{identifier}/documents`, `POST /v1/opportunities/{id}/documents`). */
+export function isUploadRoute(method: string, url: string): boolean {
+  const pathStart = url.indexOf('/', url.indexOf('//') + 2);
+  const queryStart = url.indexOf('?', pathStart);
+  return (
+    method === 'POST' && pathStart !== -1 && UPLOAD_ROUTE.test(queryStart === -1 ? url.slice(pathStart) : url.slice(pathStart, queryStart))
+  );
+}
+
+const mediaTypeOf = (contentType: string) => contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+
+/** Whether a stream carries at least one byte (read only that far). */
+async function hasBytes(stream: ReadableStream<Uint8Array>): Promise<boolean> {
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return false;
+    if (value.byteLength > 0) {
+      await reader.cancel();
+      return true;
+    }
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The JSON text and value of a body, or a 400 for bytes that are not UTF-8, malformed JSON, nesting past 64 levels, unpaired surrogates. */
+function parseJson(bytes: Uint8Array): RequestBody {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new AppError('bad_request', 'Malformed JSON body: not valid UTF-8');
+  }
+  if (text.trim() === '') return { kind: 'none' };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new AppError('bad_request', 'Malformed JSON body');
+  }
+  // Malformed input is refused here (and the fingerprint's recursion stays shallow); NUL and
+  // non-finite numbers are field errors the owning service names in its 422.
+  inspectJson(value);
+  return { kind: 'json', text, value };
+}
+
 /**
- * Classifies a request body: JSON is read (≤ 1 MB) and parsed once so malformed JSON is a
- * 400 here and idempotency can fingerprint it; multipart is left as a stream; anything else
- * with content is a 400.
+ * Classifies a request body (contract §19): on the two upload routes it must be
+ * multipart/form-data and is left as a stream (20 MB cap while streaming); everywhere else it
+ * must be JSON, read (≤ 1 MB) and parsed once so malformed JSON is a 400 here and idempotency
+ * can fingerprint it. Any other Content-Type with content is a 400 — so a multipart body can
+ * never skip the fingerprint of a JSON endpoint. A request without a body needs no Content-Type.
  */
 export async function readRequestBody(request: Request): Promise<RequestBody> {
   if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS' || !request.body) return { kind: 'none' };
   const declared = request.headers.get('content-length');
   const contentType = request.headers.get('content-type') ?? '';
   if (declared === '0') return { kind: 'none' };
-  if (/^multipart\/form-data/i.test(contentType)) {
+  if (isUploadRoute(request.method, request.url)) {
+    if (mediaTypeOf(contentType) !== 'multipart/form-data') {
+      if (contentType === '' && !(await hasBytes(request.body))) return { kind: 'none' };
+      throw new AppError('bad_request', 'Content-Type must be multipart/form-data (an upload)');
+    }
     // Refused before reading when the declared size is already too large; otherwise counted while streaming.
     if (declared && Number(declared) > MAX_MULTIPART_BYTES) throw tooLargeUpload();
     return { kind: 'multipart', contentType, ...capStream(request.body, MAX_MULTIPART_BYTES) };
   }
-  if (!/^application\/([\w.+-]*\+)?json\b/i.test(contentType)) {
-    if (!contentType && request.method === 'DELETE') return { kind: 'none' };
-    throw new AppError('bad_request', 'Content-Type must be application/json (or multipart/form-data for uploads)');
+  if (!isJsonMediaType(contentType)) {
+    if (contentType === '' && !(await hasBytes(request.body))) return { kind: 'none' };
+    throw new AppError('bad_request', 'Content-Type must be application/json (multipart/form-data only for uploads)');
   }
   if (declared && Number(declared) > MAX_JSON_BYTES)
     throw new AppError('payload_too_large', `JSON body must be at most ${MAX_JSON_BYTES} bytes`);
-  const bytes = await readLimited(request.body, MAX_JSON_BYTES);
-  const text = new TextDecoder().decode(bytes);
-  if (text.trim() === '') return { kind: 'none' };
-  try {
-    return { kind: 'json', text, value: JSON.parse(text) };
-  } catch {
-    throw new AppError('bad_request', 'Malformed JSON body');
-  }
+  return parseJson(await readLimited(request.body, MAX_JSON_BYTES));
 }

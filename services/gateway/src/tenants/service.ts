@@ -1,5 +1,5 @@
 import type { AccountUser } from '@crm/contracts';
-import { AppError, type InternalClient, notFound } from '@crm/http';
+import { AppError, type ErrorDetail, type InternalClient, notFound, validationError } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
 import type { GatewayDatabase } from '../db/database.ts';
@@ -29,9 +29,24 @@ async function newKey() {
   return { apiKey, record: { id: `key_${crypto.randomUUID()}`, hash: await hashApiKey(apiKey), prefix: apiKey.slice(0, 8) } };
 }
 
-/** Creates or updates an account user in sales (which owns users). */
-export async function addTenantUser(deps: TenantDeps, tenantId: string, user: { email: string; name: string }, requestId: string) {
-  const response = await deps.sales<{ data: AccountUser }>('POST', '/internal/users', { tenantId, requestId, body: user });
+/**
+ * Creates or updates an account user in sales (which owns users). A user sales refuses is a
+ * 422 naming the fields (under `field`, e.g. `users[1].`), not a 503.
+ */
+export async function addTenantUser(
+  deps: TenantDeps,
+  tenantId: string,
+  user: { email: string; name: string },
+  requestId: string,
+  field = '',
+) {
+  const response = await deps.sales<{ data: AccountUser } & { error?: { details?: ErrorDetail[] } }>('POST', '/internal/users', {
+    tenantId,
+    requestId,
+    body: user,
+  });
+  const refused = response.status === 422 ? (response.body.error?.details ?? []) : [];
+  if (refused.length > 0) throw validationError(refused.map((d) => ({ field: `${field}${d.field}`, message: d.message })));
   if (response.status !== 201) throw new AppError('service_unavailable', 'Could not store the user in the sales service');
   return response.body.data;
 }
@@ -47,7 +62,7 @@ export async function createTenant(
 ) {
   const id = crypto.randomUUID();
   const users: AccountUser[] = [];
-  for (const user of input.users ?? []) users.push(await addTenantUser(deps, id, user, requestId));
+  for (const [i, user] of (input.users ?? []).entries()) users.push(await addTenantUser(deps, id, user, requestId, `users[${i}].`));
   const limits = { ...DEFAULT_LIMITS, ...input.limits };
   const { apiKey, record } = await newKey();
   await deps.db.transaction().execute((trx) => insertTenant(trx, { id, name: input.name, ...limits }, record));

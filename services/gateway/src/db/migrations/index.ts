@@ -2,6 +2,7 @@ import { m0001Tenants } from './0001_tenants.ts';
 import { m0002Policies } from './0002_policies.ts';
 import { m0003UnloggedRateLimits } from './0003_unlogged_rate_limits.ts';
 import { m0004GcraConsume } from './0004_gcra_consume.ts';
+import { m0005InputBounds } from './0005_input_bounds.ts';
 
 /** Gateway migrations in order; append only. */
-export const migrations = [m0001Tenants, m0002Policies, m0003UnloggedRateLimits, m0004GcraConsume];
+export const migrations = [m0001Tenants, m0002Policies, m0003UnloggedRateLimits, m0004GcraConsume, m0005InputBounds];
