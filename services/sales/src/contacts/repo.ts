@@ -1,9 +1,8 @@
-import type { PageRequest } from '@crm/db';
+import { type PageRequest, pageWindow } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import type { SalesDatabase } from '../db/database.ts';
 import type { LocationInput } from './model.ts';
-import { pageWindow } from './page-window.ts';
 
 type Db = Kysely<SalesDatabase>;
 
@@ -102,7 +101,7 @@ export async function listContactRows(db: Db, tenantId: string, filters: Contact
   const base = filteredContacts(db, tenantId, filters, page.updatedSince);
   const count = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
   const total = Number(count.total);
-  const window = pageWindow(total, page);
+  const window = pageWindow(total, page.offset, page.perPage);
   if (!window.any) return { total, rows: [] };
   const descending = page.descending !== window.reversed;
   const direction = descending ? 'desc' : 'asc';

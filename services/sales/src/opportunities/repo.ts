@@ -1,6 +1,5 @@
-import type { PageRequest } from '@crm/db';
+import { type PageRequest, pageWindow } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
-import { pageWindow } from '../contacts/page-window.ts';
 import type { SalesDatabase } from '../db/database.ts';
 
 type Db = Kysely<SalesDatabase>;
@@ -64,7 +63,7 @@ export async function listOpportunityRows(db: Db, tenantId: string, filters: Opp
   const base = filtered(db, tenantId, filters, page.updatedSince);
   const count = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
   const total = Number(count.total);
-  const window = pageWindow(total, page);
+  const window = pageWindow(total, page.offset, page.perPage);
   if (!window.any) return { total, rows: [] };
   const direction = page.descending !== window.reversed ? 'desc' : 'asc';
   const sortField = page.sortField as 'id' | 'name' | 'created_at' | 'updated_at';
