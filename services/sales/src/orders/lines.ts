@@ -64,6 +64,11 @@ function rateValueError(value: number | undefined): string | undefined {
   return value > MAX_AMOUNT ? `must be at most ${MAX_AMOUNT}` : undefined;
 }
 
+/** The rate a line names by sku, or without one the primary rate (else the first). */
+function rateOf(product: InternalProduct, sku: string | undefined) {
+  return sku === undefined ? (product.rates.find((r) => r.primary) ?? product.rates[0]) : product.rates.find((r) => r.sku === sku);
+}
+
 /**
  * Prices request lines from the catalog: `rate_sku` picks the rate (default the primary, else
  * the first), `cost`/`price` default from it, `discount` 0, `quantity` 1. The line keeps a
@@ -88,7 +93,7 @@ export function priceOrderLines(
       return;
     }
     const sku = text(raw.rate_sku);
-    const rate = sku === undefined ? (product.rates.find((r) => r.primary) ?? product.rates[0]) : product.rates.find((r) => r.sku === sku);
+    const rate = rateOf(product, sku);
     if (sku !== undefined && !rate) {
       errors.push({ field: `${field}.rate_sku`, message: `is not a rate of product ${product.reference}` });
       return;
