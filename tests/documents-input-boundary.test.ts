@@ -147,7 +147,7 @@ describe('integers 1..2147483647', () => {
         ['-1', 'must be at least 1'],
         ['abc', 'must be an integer'],
         ['1.5', 'must be an integer'],
-      ]) {
+      ] as [string, string][]) {
         const res = await tenant.request('GET', `/v1/documents?${param}=${value}`);
         expect([param, value, res.status, details(res)]).toEqual([param, value, 422, [{ field: param, message }]]);
       }
@@ -173,7 +173,7 @@ describe('integers 1..2147483647', () => {
         ['per_page=101', 'per_page', 'must be at most 100'],
         ['per_page=0', 'per_page', 'must be at least 1'],
         ['per_page=1e2', 'per_page', 'must be an integer'],
-      ]) {
+      ] as [string, string, string][]) {
         const res = await tenant.request('GET', `${list}?${query}`);
         expect([list, query, res.status, details(res)]).toEqual([list, query, 422, [{ field, message }]]);
       }
@@ -195,7 +195,7 @@ describe('integers 1..2147483647', () => {
         ['1.5', 'must be an integer'],
         ['', 'must be an integer'],
         ['2147483647', 'does not exist'],
-      ]) {
+      ] as [string, string][]) {
         const res = await rawUpload(t, path, [txtFile(), { name: 'document_category_id', data: value }]);
         expect([path, value, res.status, details(res)]).toEqual([path, value, 422, [{ field: 'document_category_id', message }]]);
       }
@@ -347,7 +347,7 @@ describe('multipart only on uploads, JSON nowhere else', () => {
       ['n'.repeat(256), 'must be at most 255 characters'],
       ['', 'must not be empty'],
       ['   ', 'must not be empty'],
-    ]) {
+    ] as [string, string][]) {
       const res = await rawUpload(t, uploadPaths[0] as string, [txtFile(), { name: 'name', data: value }]);
       expect([value.length, res.status, details(res)]).toEqual([value.length, 422, [{ field: 'name', message }]]);
     }

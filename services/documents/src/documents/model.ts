@@ -1,5 +1,5 @@
 import { ListQuery, listQueryWith, Pagination } from '@crm/db';
-import { Deleted, Id, Name, PathId, QueryId } from '@crm/http';
+import { Id, Name, PathId, QueryId } from '@crm/http';
 import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
 
@@ -33,7 +33,6 @@ export const DocumentCategory = t.Object({
 export const DocumentResponse = t.Object({ data: Document });
 export const DocumentListResponse = t.Object({ data: t.Array(Document), pagination: Pagination });
 export const CategoryListResponse = t.Object({ data: t.Array(DocumentCategory), pagination: Pagination });
-export const DeletedResponse = Deleted;
 export const DetachedResponse = t.Object({ detached: t.Literal(true) });
 
 /** `{identifier}`: sales resolves it (contract §11); a NUL in it is refused by the kit (422). */

@@ -1,5 +1,5 @@
 import { pageRequest, paginationOf } from '@crm/db';
-import { IdParams, listQuery, requestContext } from '@crm/http';
+import { Deleted, IdParams, listQuery, requestContext } from '@crm/http';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { DocumentsDatabase } from '../db/database.ts';
@@ -8,7 +8,6 @@ import {
   CATEGORY_SORTABLE,
   CategoryListQuery,
   CategoryListResponse,
-  DeletedResponse,
   DOCUMENT_SORTABLE,
   DocumentListQuery,
   DocumentListResponse,
@@ -108,7 +107,7 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
       },
       {
         params: IdParams,
-        response: { 200: DeletedResponse },
+        response: { 200: Deleted },
         detail: {
           summary: 'Delete a document',
           description: 'Removes the document, its contact and opportunity links and its stored file.',

@@ -59,16 +59,16 @@ async function readTextField(reader: MultipartReader): Promise<{ value: string }
   }
 }
 
-/** What is wrong with an uploaded file's name before any byte is stored, if anything (reported on `file`). */
-function fileNameProblem(part: PartHeaders): string | undefined {
+/** The uploaded file's base name and extension, or what is wrong with its name (reported on `file`) before any byte is stored. */
+function checkedFileName(part: PartHeaders): { base: string; extension: Extension } | { problem: string } {
   const filename = part.filename ?? '';
   const { base, extension } = splitFileName(filename);
-  if (filename === '') return 'is required';
-  if (part.filenameNotUtf8) return 'name must be valid UTF-8';
-  if (filename.includes(NUL)) return `name ${NUL_MESSAGE}`;
-  if (!isAllowedExtension(extension)) return `must be a file of type ${allowedExtensions.join(', ')}`;
-  if (base.length + extension.length + 1 > MAX_NAME_LENGTH) return `name must be at most ${MAX_NAME_LENGTH} characters`;
-  return undefined;
+  if (filename === '') return { problem: 'is required' };
+  if (part.filenameNotUtf8) return { problem: 'name must be valid UTF-8' };
+  if (filename.includes(NUL)) return { problem: `name ${NUL_MESSAGE}` };
+  if (!isAllowedExtension(extension)) return { problem: `must be a file of type ${allowedExtensions.join(', ')}` };
+  if (base.length + extension.length + 1 > MAX_NAME_LENGTH) return { problem: `name must be at most ${MAX_NAME_LENGTH} characters` };
+  return { base, extension };
 }
 
 /**
@@ -100,9 +100,9 @@ function inspectedStream(reader: MultipartReader, inspector: ContentInspector, o
 }
 
 async function storeFilePart(reader: MultipartReader, part: PartHeaders, tenantId: string, storage: Storage) {
-  const problem = fileNameProblem(part);
-  if (problem) return { problem };
-  const { base, extension } = splitFileName(part.filename as string) as { base: string; extension: Extension };
+  const name = checkedFileName(part);
+  if ('problem' in name) return name;
+  const { base, extension } = name;
 
   const inspector = new ContentInspector(extension);
   const stored = `${crypto.randomUUID()}.${extension}`;
@@ -162,8 +162,8 @@ export async function receiveUpload(reader: MultipartReader, tenantId: string, s
         }
         sawFile = true;
         const outcome = await storeFilePart(reader, part, tenantId, storage);
-        if (outcome.file) result.file = outcome.file;
-        else result.problems.push({ field: 'file', message: outcome.problem as string });
+        if ('file' in outcome) result.file = outcome.file;
+        else result.problems.push({ field: 'file', message: outcome.problem });
       } else if (part.filename === undefined && TEXT_FIELDS.includes(part.name)) {
         const read = await readTextField(reader);
         if ('value' in read) result.fields.set(part.name, read.value);
