@@ -344,6 +344,11 @@ describe('catalog input boundary (contract §19)', () => {
         'data[2].rates[0].sku': 'must not repeat data[0].rates[0].sku',
         'data[3]': 'must be an object',
       });
+      // Over the batch limit, the batch itself is the failing field (its items are not looked up).
+      const tooMany = Array.from({ length: 101 }, (_, i) => product(`M-${i}`, { product_category_ref: 'nope' }));
+      expect(expect422(await tenant.request('POST', '/v1/products/batch', { body: { data: tooMany } }), ['data'])).toEqual({
+        data: 'must have at most 100 items',
+      });
       // A move under its own descendant is reported with the other failures of the same body.
       const move = await tenant.request('PUT', `/v1/product-categories/${tools.id}`, { body: { name: '', parent_id: bits.id } });
       expect(expect422(move, ['name', 'parent_id'])).toEqual({

@@ -4,6 +4,8 @@ import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
 import { ProductCategory } from '../categories/model.ts';
 
+/** The most items a batch may have (contract §4). */
+export const MAX_BATCH = 100;
 /** The longest `description` or `services` text, in characters. */
 export const MAX_TEXT = 65_535;
 
@@ -54,7 +56,7 @@ export const UpdateProductBody = Type.Object(
 export type UpdateProductBody = Static<typeof UpdateProductBody>;
 
 export const BatchProductBody = Type.Object(
-  { data: Type.Array(CreateProductBody, { minItems: 1, maxItems: 100 }) },
+  { data: Type.Array(CreateProductBody, { minItems: 1, maxItems: MAX_BATCH }) },
   { additionalProperties: false },
 );
 export type BatchProductBody = Static<typeof BatchProductBody>;

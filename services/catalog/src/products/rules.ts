@@ -6,7 +6,7 @@ import { type ErrorDetail, isPlainObject, type RuleCheck } from '@crm/http';
 import type { Kysely } from 'kysely';
 import { findCategoriesByReferences } from '../categories/repo.ts';
 import type { CatalogDatabase } from '../db/database.ts';
-import type { RateInput } from './model.ts';
+import { MAX_BATCH, type RateInput } from './model.ts';
 import type { RateValues } from './repo.ts';
 
 type Db = Kysely<CatalogDatabase>;
@@ -79,10 +79,14 @@ export async function productRuleErrors(db: Db, tenantId: string, items: Product
   return { errors, categoryIds };
 }
 
-/** The items of a batch body (`data[i].`), or none when `data` is not a list. */
+/**
+ * The items of a batch body (`data[i].`); none when `data` is not a list or is over the batch
+ * limit (the schema reports `data` itself, and the rules need not query for thousands of items).
+ */
 export function batchItems(body: unknown): ProductItem[] {
   const data = isPlainObject(body) ? body.data : undefined;
-  return Array.isArray(data) ? data.map((item, i) => ({ body: item, prefix: `data[${i}].` })) : [];
+  if (!Array.isArray(data) || data.length > MAX_BATCH) return [];
+  return data.map((item, i) => ({ body: item, prefix: `data[${i}].` }));
 }
 
 /** Rules of `POST /products` and `PUT|PATCH /products/{reference}`, reported with the schema's failures. */
