@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { ConfigError, loadConfig, Port, Type } from './index.ts';
+import { ConfigError, commonServiceEnv, loadConfig, natsServers, Port, Type } from './index.ts';
 
 const Schema = Type.Object({ PORT: Port(8080), TOKEN: Type.String({ minLength: 4 }), DEBUG: Type.Boolean({ default: false }) });
 
@@ -16,5 +16,36 @@ describe('loadConfig', () => {
       expect(error).toBeInstanceOf(ConfigError);
       expect([...(error as ConfigError).problems].sort()).toEqual(['PORT is invalid: expected integer', 'TOKEN is required']);
     }
+  });
+});
+
+describe('common service variables', () => {
+  const Common = Type.Object(commonServiceEnv);
+  const base = { INTERNAL_TOKEN: 'internal-token-123456' };
+
+  test('NATS_URL takes one server or a comma-separated cluster list', () => {
+    expect(loadConfig(Common, base).NATS_URL).toBe('nats://127.0.0.1:4222');
+    const list = 'nats://10.0.0.1:4222, nats://10.0.0.2:4222 ,nats://10.0.0.3:4222';
+    expect(natsServers(loadConfig(Common, { ...base, NATS_URL: list }).NATS_URL)).toEqual([
+      'nats://10.0.0.1:4222',
+      'nats://10.0.0.2:4222',
+      'nats://10.0.0.3:4222',
+    ]);
+    expect(natsServers('nats://a:4222')).toEqual(['nats://a:4222']);
+    for (const bad of ['nats://a:4222,,nats://b:4222', 'nats://a:4222,', 'nats://a b:4222']) {
+      expect(() => loadConfig(Common, { ...base, NATS_URL: bad })).toThrow(/NATS_URL is invalid/);
+    }
+  });
+
+  test('stream replicas (1..5, default 1) and the pool size (default 5) are bounded integers', () => {
+    const config = loadConfig(Common, base);
+    expect(config.NATS_STREAM_REPLICAS).toBe(1);
+    expect(config.DB_POOL_MAX).toBe(5);
+    expect(loadConfig(Common, { ...base, NATS_STREAM_REPLICAS: '3', DB_POOL_MAX: '12' })).toMatchObject({
+      NATS_STREAM_REPLICAS: 3,
+      DB_POOL_MAX: 12,
+    });
+    expect(() => loadConfig(Common, { ...base, NATS_STREAM_REPLICAS: '6' })).toThrow(/NATS_STREAM_REPLICAS is invalid/);
+    expect(() => loadConfig(Common, { ...base, DB_POOL_MAX: '0' })).toThrow(/DB_POOL_MAX is invalid/);
   });
 });

@@ -35,10 +35,39 @@ export function loadConfig<T extends TObject>(schema: T, env: Record<string, str
 /** A TCP port number variable with a default. */
 export const Port = (defaultPort: number) => Type.Integer({ minimum: 0, maximum: 65535, default: defaultPort });
 
+/** One or more NATS server URLs (`nats://host:port`, `tls://…` or `host:port`), comma-separated. */
+const NATS_URL_PATTERN = '^\\s*[^,\\s]+(\\s*,\\s*[^,\\s]+)*\\s*$';
+
+/** The servers of a `NATS_URL` (one URL or a comma-separated list), trimmed, empty entries dropped. */
+export function natsServers(url: string): string[] {
+  return url
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
 /** Variables every backend service reads. */
 export const commonServiceEnv = {
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/crm' }),
-  NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222' }),
+  NATS_URL: Type.String({
+    default: 'nats://127.0.0.1:4222',
+    pattern: NATS_URL_PATTERN,
+    description: 'NATS server URL, or a comma-separated list of the servers of a cluster (all are tried; reconnects forever)',
+  }),
+  NATS_STREAM_REPLICAS: Type.Integer({
+    minimum: 1,
+    maximum: 5,
+    default: 1,
+    description:
+      'Replicas of the events stream (1 on a single server, 3 on a three-node JetStream cluster); an existing stream is updated to it',
+  }),
+  DB_POOL_MAX: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    default: 5,
+    description:
+      'PostgreSQL connections per process (the pool; the outbox relay holds one more for LISTEN). See deploy/README.md, connection budget',
+  }),
   INTERNAL_TOKEN: Type.String({ minLength: 16 }),
   EVENTS_STREAM: Type.String({ default: 'CRM_EVENTS' }),
   EVENTS_SUBJECT_PREFIX: Type.String({ default: 'crm.events' }),

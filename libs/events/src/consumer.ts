@@ -1,7 +1,16 @@
 import type { EventEnvelope } from '@crm/contracts';
 import type { Logger } from '@crm/http';
-import { AckPolicy, DeliverPolicy, JSONCodec, type JsMsg, type NatsConnection, nanos } from 'nats';
-import { ensureStream } from './nats.ts';
+import {
+  AckPolicy,
+  type ConsumerConfig,
+  DeliverPolicy,
+  type JetStreamManager,
+  JSONCodec,
+  type JsMsg,
+  type NatsConnection,
+  nanos,
+} from 'nats';
+import { ensureStream, isNotFound } from './nats.ts';
 
 /** Throw from a handler when a retry later may succeed (a dependency is down): the message is nak'ed with a delay. */
 export class TransientError extends Error {
@@ -35,6 +44,90 @@ export interface ConsumerOptions {
    * database group commits when each message is its own transaction; order becomes best-effort.
    */
   concurrency?: number;
+  /** Replicas of the stream when this consumer has to create it; default: what the process configured at boot. */
+  replicas?: number;
+}
+
+/** The configuration of a durable pull consumer with explicit acks, from the first message of the stream. */
+export function durableConfig(durable: string, filterSubject: string): Partial<ConsumerConfig> & { durable_name: string } {
+  return {
+    durable_name: durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    filter_subject: filterSubject,
+    ack_wait: nanos(30_000),
+    max_deliver: -1,
+  };
+}
+
+/** Settings the server changes in place; `deliver_policy` only matters when a consumer is created. */
+const updatableConsumerSettings = ['filter_subject', 'ack_wait', 'max_deliver', 'max_ack_pending'] as const;
+const fixedConsumerSettings = ['ack_policy'] as const;
+
+export type EnsureConsumerResult =
+  | { action: 'created' }
+  | { action: 'unchanged' }
+  | { action: 'updated'; changed: string[] }
+  | { action: 'recreated'; changed: string[]; fromSeq: number };
+
+/**
+ * Makes a durable consumer exist with `wanted`: created when missing; when its settings differ
+ * (filter subject, ack wait, max deliveries, max ack pending), updated in place. A difference the
+ * server cannot apply in place (the ack policy, or a filter change on a server older than 2.10) is
+ * applied by recreating the consumer from the first message it has not acknowledged, so no event
+ * is skipped (the ones in flight may be delivered again: at-least-once).
+ */
+export async function ensureConsumer(
+  jsm: JetStreamManager,
+  stream: string,
+  wanted: Partial<ConsumerConfig> & { durable_name: string },
+  logger?: Logger,
+): Promise<EnsureConsumerResult> {
+  const durable = wanted.durable_name;
+  let info: Awaited<ReturnType<JetStreamManager['consumers']['info']>>;
+  try {
+    info = await jsm.consumers.info(stream, durable);
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    try {
+      await jsm.consumers.add(stream, wanted);
+      return { action: 'created' };
+    } catch (addError) {
+      // Another replica created it at the same moment: check it like an existing one.
+      if (!(addError instanceof Error && /already (in use|exists)|exists/.test(addError.message))) throw addError;
+      info = await jsm.consumers.info(stream, durable);
+    }
+  }
+  const current = info.config;
+  const differs = (key: keyof ConsumerConfig) => wanted[key] !== undefined && current[key] !== wanted[key];
+  const changed: string[] = updatableConsumerSettings.filter(differs);
+  const fixed: string[] = fixedConsumerSettings.filter(differs);
+  if (changed.length === 0 && fixed.length === 0) return { action: 'unchanged' };
+  const describe = (keys: string[]) =>
+    keys.map(
+      (key) => `${key}: ${JSON.stringify(current[key as keyof ConsumerConfig])} → ${JSON.stringify(wanted[key as keyof ConsumerConfig])}`,
+    );
+  if (fixed.length === 0) {
+    try {
+      await jsm.consumers.update(stream, durable, Object.fromEntries(changed.map((key) => [key, wanted[key as keyof ConsumerConfig]])));
+      logger?.warn('durable consumer configuration updated', { stream, durable, changed: describe(changed) });
+      return { action: 'updated', changed };
+    } catch (error) {
+      logger?.warn('durable consumer cannot be updated in place; recreating it from its acknowledged position', {
+        stream,
+        durable,
+        changed: describe(changed),
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+  // Everything up to the ack floor is handled; start the new consumer right after it.
+  const fromSeq = info.ack_floor.stream_seq + 1;
+  await jsm.consumers.delete(stream, durable);
+  await jsm.consumers.add(stream, { ...wanted, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: fromSeq });
+  const all = [...fixed, ...changed];
+  logger?.warn('durable consumer recreated with its new configuration', { stream, durable, changed: describe(all), from_seq: fromSeq });
+  return { action: 'recreated', changed: all, fromSeq };
 }
 
 const codec = JSONCodec<EventEnvelope>();
@@ -79,21 +172,8 @@ export function startConsumer(options: ConsumerOptions) {
     let backoff = 500;
     while (!stopped) {
       try {
-        await ensureStream(nc, stream, subjectPrefix);
-        const jsm = await nc.jetstreamManager();
-        const config = {
-          durable_name: durable,
-          ack_policy: AckPolicy.Explicit,
-          deliver_policy: DeliverPolicy.All,
-          filter_subject: `${subjectPrefix}.${filter}`,
-          ack_wait: nanos(30_000),
-          max_deliver: -1,
-        };
-        try {
-          await jsm.consumers.info(stream, durable);
-        } catch {
-          await jsm.consumers.add(stream, config);
-        }
+        await ensureStream(nc, stream, subjectPrefix, { replicas: options.replicas, logger });
+        await ensureConsumer(await nc.jetstreamManager(), stream, durableConfig(durable, `${subjectPrefix}.${filter}`), logger);
         const consumer = await nc.jetstream().consumers.get(stream, durable);
         messages = await consumer.consume({ max_messages: 64 });
         backoff = 500;

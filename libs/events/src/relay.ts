@@ -15,6 +15,8 @@ export interface RelayOptions {
   logger: Logger;
   pollMs?: number;
   batchSize?: number;
+  /** Replicas of the stream when the relay has to create or correct it (`NATS_STREAM_REPLICAS`). */
+  replicas?: number;
 }
 
 const codec = JSONCodec<EventEnvelope>();
@@ -30,14 +32,19 @@ interface OutboxRow {
 }
 
 /**
- * Publishes pending outbox rows to JetStream with Nats-Msg-Id = event id, in commit order,
- * then marks them published. Woken by LISTEN/NOTIFY, with a polling fallback; while NATS is
- * down the rows stay pending and are retried with backoff. Several replicas share the work
- * through SKIP LOCKED; a crash after publishing and before marking is absorbed by the
- * stream's duplicate window.
+ * Publishes pending outbox rows to JetStream with Nats-Msg-Id = event id, then marks them
+ * published. Order is best-effort, as the contract promises (§16), not commit order: a batch
+ * takes the pending rows in `seq` order (the order their inserts ran, which is not the order
+ * their transactions committed: a row with a lower seq may commit, and so be published, after
+ * one with a higher seq) and publishes the batch's rows concurrently; several replicas take
+ * disjoint batches through SKIP LOCKED; a batch that failed is published again after later ones.
+ * Woken by LISTEN/NOTIFY, with a polling fallback; while NATS or PostgreSQL is down the rows
+ * stay pending and are retried with backoff, and the LISTEN connection is opened again, so the
+ * relay resumes by itself when they are back. A crash after publishing and before marking is
+ * absorbed by the stream's duplicate window.
  */
 export function startOutboxRelay(options: RelayOptions) {
-  const { pool, schema, nc, stream, subjectPrefix, logger, pollMs = 1000, batchSize = 200 } = options;
+  const { pool, schema, nc, stream, subjectPrefix, logger, pollMs = 1000, batchSize = 200, replicas } = options;
   let stopped = false;
   let wake: (() => void) | undefined;
   let listener: pg.Client | undefined;
@@ -45,7 +52,7 @@ export function startOutboxRelay(options: RelayOptions) {
 
   async function drainOnce(): Promise<number> {
     if (!streamReady) {
-      await ensureStream(nc, stream, subjectPrefix);
+      await ensureStream(nc, stream, subjectPrefix, { replicas, logger });
       streamReady = true;
     }
     const client = await pool.connect();
@@ -77,6 +84,8 @@ export function startOutboxRelay(options: RelayOptions) {
       await client.query('commit');
       return rows.length;
     } catch (error) {
+      // Check the stream again before the next attempt (it may have been deleted or lost).
+      streamReady = false;
       await client.query('rollback').catch(() => {});
       throw error;
     } finally {
@@ -87,15 +96,21 @@ export function startOutboxRelay(options: RelayOptions) {
   async function listen() {
     while (!stopped) {
       const client = new pg.Client(options.listenConfig);
+      // Listening before connect: a connection lost at any moment (a PostgreSQL restart) is an
+      // 'error' event, and an unheard one would crash the process.
+      const lost = new Promise<void>((resolve) => {
+        client.on('error', () => resolve());
+        client.on('end', () => resolve());
+      });
       try {
         await client.connect();
         client.on('notification', () => wake?.());
         await client.query(`listen "crm_outbox_${schema}"`);
         listener = client;
-        await new Promise<void>((resolve) => {
-          client.on('error', () => resolve());
-          client.on('end', () => resolve());
-        });
+        // Rows committed while we were not listening are picked up now rather than at the next poll.
+        wake?.();
+        await lost;
+        if (!stopped) logger.warn('outbox LISTEN connection lost; reconnecting (polling meanwhile)', { schema });
       } catch {
         // Database unavailable; the polling fallback keeps the relay going.
       }
