@@ -224,6 +224,8 @@ describe('admin API: the token first, then the body (§5, §19)', () => {
     expect((await call('POST', '/admin/tenants', token, 'name=x', 'application/x-www-form-urlencoded')).status).toBe(400);
     expect((await call('POST', '/admin/tenants', token, new Uint8Array([0x7b, 0xff, 0x7d]), 'application/json')).status).toBe(400);
     expect((await call('POST', '/admin/tenants', token, `${'['.repeat(70)}${']'.repeat(70)}`, 'application/json')).status).toBe(400);
+    const huge = await call('POST', '/admin/tenants', token, `{"name":"${'x'.repeat(2 * 1024 * 1024)}"}`, 'application/json');
+    expect(huge.status).toBe(413);
     const nul = await call('POST', '/admin/tenants', token, '{"name": "a\\u0000b"}', 'application/json');
     expect(nul.status).toBe(422);
     expect(fields(nul)).toEqual({ name: 'must not contain the NUL character (U+0000)' });

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { AccountUser } from '@crm/contracts';
 import { AppError, jsonBody, MAX_INT, Name, requestContext } from '@crm/http';
 import { Elysia, t } from 'elysia';
+import { MAX_JSON_BYTES } from '../proxy/body.ts';
 import { listTenants } from './repo.ts';
 import { addTenantUser, createTenant, getTenant, rotateTenantKey, setTenantLimits, type TenantDeps } from './service.ts';
 
@@ -46,8 +47,11 @@ export function adminRoutes(deps: TenantDeps, adminToken: string) {
   return new Elysia({ name: 'gateway-admin', prefix: '/admin' })
     .use(requestContext)
     .onRequest(({ request }) => {
-      if (isAdminPath(request.url) && !carriesToken(request.headers.get('authorization'), tokenDigest)) {
+      if (!isAdminPath(request.url)) return;
+      if (!carriesToken(request.headers.get('authorization'), tokenDigest))
         throw new AppError('unauthorized', 'Missing or invalid admin token');
+      if (Number(request.headers.get('content-length') ?? 0) > MAX_JSON_BYTES) {
+        throw new AppError('payload_too_large', `JSON body must be at most ${MAX_JSON_BYTES} bytes`);
       }
     })
     .post(
