@@ -1,6 +1,6 @@
-import { ConfigError } from '@crm/config';
+import { ConfigError, natsServers } from '@crm/config';
 import { createDb, ensureDatabase, type Migration, migrate, poolConfig, statementCount } from '@crm/db';
-import { checkNats, connectNats, startOutboxRelay } from '@crm/events';
+import { checkNats, connectNats, setStreamReplicas, startOutboxRelay } from '@crm/events';
 import { createLogger, type Logger, type ReadinessCheck, registerCounter } from '@crm/http';
 import { exit, onShutdown, serve } from '@crm/runtime';
 import { type Kysely, sql } from 'kysely';
@@ -9,7 +9,10 @@ import type pg from 'pg';
 
 export interface BootConfig {
   DATABASE_URL: string;
+  /** One server or a comma-separated list (a cluster). */
   NATS_URL: string;
+  NATS_STREAM_REPLICAS: number;
+  DB_POOL_MAX: number;
   EVENTS_STREAM: string;
   EVENTS_SUBJECT_PREFIX: string;
   LOG_LEVEL: 'debug' | 'info' | 'warn' | 'error';
@@ -64,11 +67,13 @@ export async function runService<DB>(spec: ServiceSpec<DB>): Promise<void> {
   const { config } = spec;
   const logger = createLogger(spec.name, config.LOG_LEVEL);
   await ensureDatabase(config.DATABASE_URL);
-  const { db, pool } = createDb<DB>({ url: config.DATABASE_URL, schema: spec.schema });
+  const { db, pool } = createDb<DB>({ url: config.DATABASE_URL, schema: spec.schema, max: config.DB_POOL_MAX });
   registerCounter('db_queries_total', 'SQL statements sent through the query builder', statementCount);
   const applied = await migrate(db, spec.schema, spec.migrations);
   if (applied.length > 0) logger.info('migrations applied', { applied });
-  const nc = await connectNats(config.NATS_URL, spec.name, logger);
+  // Every later check of the events stream (relay, consumers) creates or corrects it with these replicas.
+  setStreamReplicas(config.EVENTS_STREAM, config.NATS_STREAM_REPLICAS);
+  const nc = await connectNats(natsServers(config.NATS_URL), spec.name, logger);
   const readiness: ReadinessCheck[] = [
     { name: 'database', check: () => sql`select 1`.execute(db) },
     { name: 'nats', check: () => checkNats(nc) },
@@ -77,6 +82,7 @@ export async function runService<DB>(spec: ServiceSpec<DB>): Promise<void> {
     ? startOutboxRelay({
         pool,
         listenConfig: poolConfig({ url: config.DATABASE_URL, schema: spec.schema }),
+        replicas: config.NATS_STREAM_REPLICAS,
         schema: spec.schema,
         nc,
         stream: config.EVENTS_STREAM,

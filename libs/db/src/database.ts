@@ -9,12 +9,27 @@ export interface DbOptions {
   url: string;
   /** The Postgres schema this service owns; it becomes the connection's search_path. */
   schema: string;
+  /** Connections in the pool (`DB_POOL_MAX`, default 5; the budget is in deploy/README.md). */
   max?: number;
 }
 
-/** pg pool settings for a service's schema. */
-export function poolConfig({ url, schema, max = 10 }: DbOptions): pg.PoolConfig {
-  return { connectionString: url, max, options: `-c search_path=${schema},public`, idleTimeoutMillis: 30_000 };
+/** Connections per pool when the service does not say (`DB_POOL_MAX`'s default). */
+export const DEFAULT_POOL_MAX = 5;
+
+/**
+ * pg pool settings for a service's schema. A request waiting for a connection gives up after
+ * 5 s instead of hanging (the gateway's upstream timeout is longer), and TCP keep-alive notices
+ * a database host that vanished without closing its sockets.
+ */
+export function poolConfig({ url, schema, max = DEFAULT_POOL_MAX }: DbOptions): pg.PoolConfig {
+  return {
+    connectionString: url,
+    max,
+    options: `-c search_path=${schema},public`,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 5000,
+    keepAlive: true,
+  };
 }
 
 let statements = 0;
@@ -29,6 +44,12 @@ export function createDb<DB>(options: DbOptions): { db: Kysely<DB>; pool: pg.Poo
   const pool = new pg.Pool(poolConfig(options));
   pool.on('error', () => {
     // An idle client lost its connection (database restart); the pool replaces it.
+  });
+  pool.on('connect', (client) => {
+    // A client checked out of the pool has no 'error' listener of the pool's: when its connection
+    // drops between two statements (a PostgreSQL restart) the unheard event would crash the
+    // process. The statement in flight fails on its own and the pool discards the broken client.
+    client.on('error', () => {});
   });
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({ pool }),

@@ -51,10 +51,30 @@ export async function ensurePostgres(url: string, log: (m: string) => void): Pro
   return true;
 }
 
-/** Makes sure NATS (with JetStream) answers at `url`; starts the installed nats-server when local and down. */
+/** host and port of one NATS server URL (`nats://h:p`, `tls://h:p` or `h:p`). */
+function natsAddress(server: string): { hostname: string; port: number } {
+  const { hostname, port } = new URL(/^[a-z]+:\/\//.test(server) ? server.replace(/^[a-z]+:/, 'http:') : `http://${server}`);
+  return { hostname, port: Number(port || 4222) };
+}
+
+/**
+ * Makes sure NATS (with JetStream) answers at `url`; starts the installed nats-server when local
+ * and down. `url` may list several servers (a cluster, comma-separated): then at least one must
+ * answer, and none is started (a cluster is started with `startNatsCluster`).
+ */
 export async function ensureNats(url: string, dataDir: string, log: (m: string) => void): Promise<Started | undefined> {
-  const { hostname, port } = new URL(url.replace(/^nats:/, 'http:'));
-  const p = Number(port || 4222);
+  const servers = url
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (servers.length > 1) {
+    for (const server of servers) {
+      const { hostname, port } = natsAddress(server);
+      if (await canConnect(hostname, port)) return undefined;
+    }
+    throw new Error(`none of the NATS servers ${servers.join(', ')} is reachable`);
+  }
+  const { hostname, port: p } = natsAddress(servers[0] ?? url);
   if (await canConnect(hostname, p)) return undefined;
   const binary = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(existsSync);
   if (!binary) throw new Error(`NATS is not reachable at ${hostname}:${p} and nats-server is not installed`);

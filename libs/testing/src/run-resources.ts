@@ -27,10 +27,19 @@ export interface RunResources {
  * (with its own subject prefix) and bucket of the run's own, so runs never see each other's
  * data. `kind` goes into the names (`crm_<kind>_<id>`).
  */
-export async function prepareRun(kind: string, options: { natsUrl?: string; log?: (m: string) => void } = {}): Promise<RunResources> {
+export async function prepareRun(
+  kind: string,
+  options: {
+    /** One NATS server or a comma-separated cluster list. */
+    natsUrl?: string;
+    /** A PostgreSQL server of the caller's own (any database on it; the run's database is created there). */
+    baseDb?: string;
+    log?: (m: string) => void;
+  } = {},
+): Promise<RunResources> {
   const log = options.log ?? (() => {});
   const runId = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-  const baseDb = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const baseDb = options.baseDb ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const natsUrl = options.natsUrl ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
   const dataDir = join(repoRoot, '.data');
   const s3: S3Env = localS3();
@@ -74,7 +83,7 @@ export async function dropRunResources(r: RunResources): Promise<void> {
   await client.query(`drop database if exists "${new URL(r.databaseUrl).pathname.slice(1)}" with (force)`).catch(() => {});
   await client.end().catch(() => {});
   try {
-    const nc = await connect({ servers: r.natsUrl, timeout: 2000 });
+    const nc = await connect({ servers: r.natsUrl.split(','), timeout: 2000 });
     await (await nc.jetstreamManager()).streams.delete(r.stream).catch(() => {});
     await nc.close();
   } catch {

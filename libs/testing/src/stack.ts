@@ -22,8 +22,10 @@ export interface StackOptions {
   runtime?: Runtime;
   /** Extra environment for every process (e.g. short webhook retry schedules). */
   env?: Record<string, string>;
-  /** A NATS server of the test's own (fault tests stop and start it). */
+  /** A NATS server of the test's own (fault tests stop and start it), or a comma-separated cluster list. */
   natsUrl?: string;
+  /** A PostgreSQL server of the test's own (fault tests restart it): any database URL on it. */
+  baseDb?: string;
 }
 
 /**
@@ -32,7 +34,7 @@ export interface StackOptions {
  * bucket of its own that `stop()` removes again.
  */
 export async function startStack(options: StackOptions = {}) {
-  const run = await prepareRun('test', { natsUrl: options.natsUrl });
+  const run = await prepareRun('test', { natsUrl: options.natsUrl, baseDb: options.baseDb });
   const { runId, databaseUrl, natsUrl, stream, subjectPrefix, bucket, s3, dataDir, adminToken, internalToken } = run;
 
   const ports = Object.fromEntries(await Promise.all(processNames.map(async (n) => [n, await freePort()]))) as Record<ProcessName, number>;
