@@ -1,4 +1,5 @@
 import { listQueryWith } from '@crm/db';
+import { PathId } from '@crm/http';
 import { t } from 'elysia';
 import type { Selectable } from 'kysely';
 import type { DeliveryAttemptsTable } from '../db/database.ts';
@@ -25,11 +26,12 @@ export const Delivery = t.Object(
 export type Delivery = typeof Delivery.static;
 
 export const DeliveryListQuery = listQueryWith({
-  event_id: t.Optional(t.String({ description: 'Only attempts for this event' })),
+  event_id: t.Optional(t.String({ minLength: 1, maxLength: 255, description: 'Only attempts for this event (`evt_…`)' })),
   status: t.Optional(t.Union([t.Literal('pending'), t.Literal('delivered'), t.Literal('failed')])),
 });
 
-export const DeliveryParams = t.Object({ id: t.String(), delivery_id: t.String() });
+/** `/webhooks/{id}/deliveries/{delivery_id}`: both numeric ids; outside 1..2147483647 → 404. */
+export const DeliveryParams = t.Object({ id: PathId('Webhook id'), delivery_id: PathId('Delivery (attempt) id') });
 
 /** The API view of an attempt row. */
 export function toDelivery(row: Selectable<DeliveryAttemptsTable>): Delivery {

@@ -1,7 +1,7 @@
 import { Pagination, pageRequest, paginationOf } from '@crm/db';
-import { notFound, requestContext, validationError } from '@crm/http';
+import { IdParams, listQuery, notFound, requestContext, throwIfInvalid } from '@crm/http';
 import { Elysia, t } from 'elysia';
-import { assertEnabled, type EndpointServiceDeps, getWebhook, webhookId } from '../endpoints/service.ts';
+import { assertEnabled, type EndpointServiceDeps, getWebhook } from '../endpoints/service.ts';
 import { Delivery, DeliveryListQuery, DeliveryParams, toDelivery } from './model.ts';
 import { findAttempt, listAttempts, queueManualAttempt } from './repo.ts';
 
@@ -15,9 +15,9 @@ export function deliveryRoutes(deps: EndpointServiceDeps) {
     .get(
       '/v1/webhooks/:id/deliveries',
       async ({ params, query, tenantId }) => {
-        const endpoint = await getWebhook(deps, tenantId, webhookId(params.id));
+        const endpoint = await getWebhook(deps, tenantId, params.id);
         const { request, errors } = pageRequest(query, SORTABLE);
-        if (errors.length > 0) throw validationError(errors);
+        throwIfInvalid(errors);
         const { total, rows } = await listAttempts(
           deps.db,
           tenantId,
@@ -28,8 +28,8 @@ export function deliveryRoutes(deps: EndpointServiceDeps) {
         return { data: rows.map(toDelivery), pagination: paginationOf(total, request.perPage, request.page) };
       },
       {
-        params: t.Object({ id: t.String() }),
-        query: DeliveryListQuery,
+        params: IdParams,
+        ...listQuery(DeliveryListQuery, SORTABLE),
         response: { 200: t.Object({ data: t.Array(Delivery), pagination: Pagination }) },
         detail: {
           summary: "List a webhook's delivery attempts",
@@ -41,9 +41,8 @@ export function deliveryRoutes(deps: EndpointServiceDeps) {
     .post(
       '/v1/webhooks/:id/deliveries/:delivery_id/retry',
       async ({ params, tenantId, set }) => {
-        const endpoint = await getWebhook(deps, tenantId, webhookId(params.id));
-        if (!/^\d{1,15}$/.test(params.delivery_id)) throw notFound('Delivery');
-        const attempt = await findAttempt(deps.db, tenantId, endpoint.id, Number(params.delivery_id));
+        const endpoint = await getWebhook(deps, tenantId, params.id);
+        const attempt = await findAttempt(deps.db, tenantId, endpoint.id, params.delivery_id);
         if (!attempt) throw notFound('Delivery');
         assertEnabled(endpoint);
         const queued = await queueManualAttempt(deps.db, attempt.task_id);

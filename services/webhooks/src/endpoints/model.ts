@@ -1,30 +1,50 @@
+import { type Static, Type } from '@sinclair/typebox';
 import { t } from 'elysia';
 import type { Selectable } from 'kysely';
 import type { EndpointsTable } from '../db/database.ts';
+import { MAX_WEBHOOK_URL_LENGTH } from '../ssrf/webhook-url.ts';
 
-const events = t.Array(t.String({ description: 'An event type from `GET /webhooks/event-types`, or `*` for all' }), {
+/** At most this many event types in one filter. */
+export const MAX_EVENT_FILTER = 100;
+/** The longest description. */
+export const MAX_DESCRIPTION = 255;
+
+// Bodies are plain TypeBox (no coercion): `enabled: "true"` is not a boolean. Every object refuses
+// unknown fields. Event type names and the URL's SSRF rules are checked by `rules.ts`.
+const events = Type.Array(Type.String({ description: 'An event type from `GET /webhooks/event-types`, or `*` for all' }), {
   minItems: 1,
-  maxItems: 100,
+  maxItems: MAX_EVENT_FILTER,
   description: 'Event types to receive; omitted or `["*"]` = all (`webhook.test` is always sent by `POST /webhooks/{id}/test`)',
 });
-const url = t.String({ maxLength: 2048, description: 'http(s) URL receiving POSTs; must resolve to a public address' });
-const description = t.Union([t.String({ maxLength: 255 }), t.Null()]);
-
-export const CreateWebhook = t.Object({
-  url,
-  events: t.Optional(events),
-  description: t.Optional(description),
-  enabled: t.Optional(t.Boolean({ default: true })),
+const url = Type.String({
+  maxLength: MAX_WEBHOOK_URL_LENGTH,
+  description: 'http(s) URL receiving POSTs; must resolve to a public address; at most 2048 characters',
 });
-export type CreateWebhook = typeof CreateWebhook.static;
-
-export const UpdateWebhook = t.Object({
-  url: t.Optional(url),
-  events: t.Optional(events),
-  description: t.Optional(description),
-  enabled: t.Optional(t.Boolean({ description: 'false pauses deliveries (they stay queued); true resumes them' })),
+const description = Type.Union([Type.String({ maxLength: MAX_DESCRIPTION }), Type.Null()], {
+  description: 'At most 255 characters; null clears it',
 });
-export type UpdateWebhook = typeof UpdateWebhook.static;
+
+export const CreateWebhook = Type.Object(
+  {
+    url,
+    events: Type.Optional(events),
+    description: Type.Optional(description),
+    enabled: Type.Optional(Type.Boolean({ description: 'Default true' })),
+  },
+  { additionalProperties: false },
+);
+export type CreateWebhook = Static<typeof CreateWebhook>;
+
+export const UpdateWebhook = Type.Object(
+  {
+    url: Type.Optional(url),
+    events: Type.Optional(events),
+    description: Type.Optional(description),
+    enabled: Type.Optional(Type.Boolean({ description: 'false pauses deliveries (they stay queued); true resumes them' })),
+  },
+  { additionalProperties: false },
+);
+export type UpdateWebhook = Static<typeof UpdateWebhook>;
 
 export const Webhook = t.Object({
   id: t.Integer(),
@@ -46,8 +66,6 @@ export const WebhookWithSecret = t.Object({
 export const Secret = t.Object({ secret: t.String() });
 
 export const EventTypeInfo = t.Object({ type: t.String(), description: t.String() });
-
-export const IdParams = t.Object({ id: t.String() });
 
 /** The API view of an endpoint row (never the secret). */
 export function toWebhook(row: Selectable<EndpointsTable>): Webhook {

@@ -1,9 +1,10 @@
 import { ListQuery, Pagination, pageRequest, paginationOf } from '@crm/db';
-import { requestContext, validationError } from '@crm/http';
+import { Deleted, IdParams, jsonBody, listQuery, type RuleCheck, requestContext, throwIfInvalid } from '@crm/http';
 import { Elysia, t } from 'elysia';
 import { eventCatalog } from './event-catalog.ts';
-import { CreateWebhook, EventTypeInfo, IdParams, Secret, toWebhook, UpdateWebhook, Webhook, WebhookWithSecret } from './model.ts';
+import { CreateWebhook, EventTypeInfo, Secret, toWebhook, UpdateWebhook, Webhook, WebhookWithSecret } from './model.ts';
 import { listEndpoints } from './repo.ts';
+import { webhookRuleErrors } from './rules.ts';
 import * as service from './service.ts';
 
 const SORTABLE = ['id', 'created_at', 'updated_at'] as const;
@@ -11,12 +12,14 @@ const tags = ['Webhooks'];
 
 /** Webhook endpoint management under /v1/webhooks (contract §16). */
 export function endpointRoutes(deps: service.EndpointServiceDeps) {
-  const update = async ({ params, body, tenantId }: { params: { id: string }; body: UpdateWebhook; tenantId: string }) => ({
-    data: toWebhook(await service.updateWebhook(deps, tenantId, service.webhookId(params.id), body)),
+  // Also run when the schema fails, so one 422 names every failing field (contract §3).
+  const rules: RuleCheck = (body) => webhookRuleErrors(body, deps.targetPolicy);
+  const update = async ({ params, body, tenantId }: { params: { id: number }; body: UpdateWebhook; tenantId: string }) => ({
+    data: toWebhook(await service.updateWebhook(deps, tenantId, params.id, body)),
   });
   const updateSpec = (method: string) => ({
     params: IdParams,
-    body: UpdateWebhook,
+    ...jsonBody(UpdateWebhook, rules),
     response: { 200: t.Object({ data: Webhook }) },
     detail: {
       summary: `Update a webhook (${method}, partial)`,
@@ -39,7 +42,7 @@ export function endpointRoutes(deps: service.EndpointServiceDeps) {
         return { data: { ...toWebhook(row), secret: row.secret } };
       },
       {
-        body: CreateWebhook,
+        ...jsonBody(CreateWebhook, rules),
         response: { 201: t.Object({ data: WebhookWithSecret }) },
         detail: {
           summary: 'Register a webhook endpoint',
@@ -53,50 +56,46 @@ export function endpointRoutes(deps: service.EndpointServiceDeps) {
       '/v1/webhooks',
       async ({ query, tenantId }) => {
         const { request, errors } = pageRequest(query, SORTABLE);
-        if (errors.length > 0) throw validationError(errors);
+        throwIfInvalid(errors);
         const { total, rows } = await listEndpoints(deps.db, tenantId, request);
         return { data: rows.map(toWebhook), pagination: paginationOf(total, request.perPage, request.page) };
       },
       {
-        query: ListQuery,
+        ...listQuery(ListQuery, SORTABLE),
         response: { 200: t.Object({ data: t.Array(Webhook), pagination: Pagination }) },
         detail: { summary: 'List webhook endpoints', tags },
       },
     )
-    .get(
-      '/v1/webhooks/:id',
-      async ({ params, tenantId }) => ({ data: toWebhook(await service.getWebhook(deps, tenantId, service.webhookId(params.id))) }),
-      {
-        params: IdParams,
-        response: { 200: t.Object({ data: Webhook }) },
-        detail: { summary: 'Get a webhook endpoint', tags },
-      },
-    )
+    .get('/v1/webhooks/:id', async ({ params, tenantId }) => ({ data: toWebhook(await service.getWebhook(deps, tenantId, params.id)) }), {
+      params: IdParams,
+      response: { 200: t.Object({ data: Webhook }) },
+      detail: { summary: 'Get a webhook endpoint', tags },
+    })
     .put('/v1/webhooks/:id', update, updateSpec('PUT'))
     .patch('/v1/webhooks/:id', update, updateSpec('PATCH'))
     .delete(
       '/v1/webhooks/:id',
       async ({ params, tenantId }) => {
-        await service.deleteWebhook(deps, tenantId, service.webhookId(params.id));
-        return { deleted: true as const };
+        await service.deleteWebhook(deps, tenantId, params.id);
+        return { deleted: true };
       },
       {
         params: IdParams,
-        response: { 200: t.Object({ deleted: t.Literal(true) }) },
+        response: { 200: Deleted },
         detail: { summary: 'Delete a webhook endpoint', tags, description: 'Queued deliveries and the delivery log go with it.' },
       },
     )
     .get(
       '/v1/webhooks/:id/secret',
       async ({ params, tenantId }) => ({
-        data: { secret: (await service.getWebhook(deps, tenantId, service.webhookId(params.id))).secret },
+        data: { secret: (await service.getWebhook(deps, tenantId, params.id)).secret },
       }),
       { params: IdParams, response: { 200: t.Object({ data: Secret }) }, detail: { summary: "Get a webhook's signing secret", tags } },
     )
     .post(
       '/v1/webhooks/:id/rotate-secret',
       async ({ params, tenantId }) => ({
-        data: { secret: await service.rotateWebhookSecret(deps, tenantId, service.webhookId(params.id)) },
+        data: { secret: await service.rotateWebhookSecret(deps, tenantId, params.id) },
       }),
       {
         params: IdParams,
@@ -112,7 +111,7 @@ export function endpointRoutes(deps: service.EndpointServiceDeps) {
     .post(
       '/v1/webhooks/:id/test',
       async ({ params, tenantId, set }) => {
-        const eventId = await service.sendTestEvent(deps, tenantId, service.webhookId(params.id));
+        const eventId = await service.sendTestEvent(deps, tenantId, params.id);
         set.status = 202;
         return { data: { event_id: eventId } };
       },

@@ -1,14 +1,13 @@
 import { newEventId } from '@crm/contracts';
-import { AppError, type ErrorDetail, notFound, validationError } from '@crm/http';
+import { AppError, notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { WebhooksDatabase } from '../db/database.ts';
 import { storeTestEvent } from '../ingest/event-store.ts';
 import { newEndpointSecret } from '../signing/signature.ts';
 import type { TargetPolicy } from '../ssrf/target-guard.ts';
-import { checkWebhookUrl } from '../ssrf/webhook-url.ts';
-import { isKnownEventType } from './event-catalog.ts';
 import type { CreateWebhook, UpdateWebhook } from './model.ts';
 import * as repo from './repo.ts';
+import { webhookRuleErrors } from './rules.ts';
 
 export interface EndpointServiceDeps {
   db: Kysely<WebhooksDatabase>;
@@ -21,32 +20,15 @@ export interface EndpointServiceDeps {
 /** How long a rotated-out secret keeps signing alongside the new one. */
 export const SECRET_GRACE_MS = 24 * 3600 * 1000;
 
-/** Checks url and events of a create or update body; collects every failing field. */
-async function checkWebhookInput(input: { url?: string; events?: string[] }, targetPolicy: TargetPolicy): Promise<void> {
-  const details: ErrorDetail[] = input.url === undefined ? [] : await checkWebhookUrl(input.url, targetPolicy);
-  input.events?.forEach((type, i) => {
-    if (type !== '*' && !isKnownEventType(type)) {
-      details.push({ field: `events[${i}]`, message: `is not a known event type (see GET /webhooks/event-types)` });
-    }
-  });
-  if (details.length > 0) throw validationError(details);
-}
-
 /** `["*"]` when all types are wanted, else the distinct types in the given order. */
 function normalizeEvents(events: string[] | undefined): string[] | undefined {
   if (events === undefined) return undefined;
   return events.includes('*') ? ['*'] : [...new Set(events)];
 }
 
-/** Parses a path id; anything but a positive integer is a missing webhook. */
-export function webhookId(raw: string): number {
-  if (!/^\d{1,15}$/.test(raw)) throw notFound('Webhook');
-  return Number(raw);
-}
-
 /** Registers an endpoint with a fresh secret. */
 export async function createWebhook(deps: EndpointServiceDeps, tenantId: string, body: CreateWebhook) {
-  await checkWebhookInput(body, deps.targetPolicy);
+  throwIfInvalid(await webhookRuleErrors(body, deps.targetPolicy));
   return repo.insertEndpoint(deps.db, {
     tenant_id: tenantId,
     url: body.url,
@@ -69,7 +51,7 @@ export async function getWebhook(deps: EndpointServiceDeps, tenantId: string, id
 
 /** Partial update; enabling clears the reason the service disabled it. */
 export async function updateWebhook(deps: EndpointServiceDeps, tenantId: string, id: number, body: UpdateWebhook) {
-  await checkWebhookInput(body, deps.targetPolicy);
+  throwIfInvalid(await webhookRuleErrors(body, deps.targetPolicy));
   const changes = {
     ...(body.url !== undefined ? { url: body.url } : {}),
     ...(body.events !== undefined ? { events: normalizeEvents(body.events) } : {}),

@@ -1,9 +1,10 @@
 import type { EventEnvelope } from '@crm/contracts';
 import { PoisonMessageError, startConsumer } from '@crm/events';
-import type { Logger } from '@crm/http';
+import { isDateTime, type Logger } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
 import type { WebhooksDatabase } from '../db/database.ts';
+import { isStorableText, storableJson } from '../db/storable.ts';
 import { storeEventWithTasks } from './event-store.ts';
 
 export interface EventIngestOptions {
@@ -18,10 +19,38 @@ export interface EventIngestOptions {
   onQueued: () => void;
 }
 
+/** The longest event id, tenant id or event type stored (the `events` table's CHECK constraints agree). */
+export const MAX_ENVELOPE_TEXT = 255;
+
+/** Why an envelope can never be stored, or undefined when it can. */
+export function envelopeProblem(event: unknown): string | undefined {
+  if (typeof event !== 'object' || event === null) return 'event envelope is not an object';
+  const envelope = event as Record<string, unknown>;
+  for (const field of ['id', 'tenant_id', 'type'] as const) {
+    const value = envelope[field];
+    if (typeof value !== 'string' || value.length === 0) return `event envelope lacks ${field}`;
+    if (value.length > MAX_ENVELOPE_TEXT) return `event envelope ${field} is longer than ${MAX_ENVELOPE_TEXT} characters`;
+    if (!isStorableText(value)) return `event envelope ${field} holds U+0000 or an unpaired surrogate`;
+  }
+  if (typeof envelope.occurred_at !== 'string' || !isDateTime(envelope.occurred_at))
+    return 'event envelope occurred_at is not an RFC 3339 timestamp';
+  return undefined;
+}
+
+// SQLSTATE classes of errors that the same event would hit again on every redelivery: data
+// exceptions (22: bad timestamp, bad JSON text…), program limits (54: JSON nested too deep), and
+// a CHECK or NOT NULL constraint (23514, 23502).
+const PERMANENT = (code: unknown) => typeof code === 'string' && (/^(22|54)/.test(code) || code === '23514' || code === '23502');
+
 /**
  * The durable `webhooks` JetStream consumer: every event is stored with its delivery tasks in
  * one transaction and only then acked, so a crash before the ack leads to a redelivery that
  * the event's primary key turns into a no-op.
+ *
+ * Events come from our own services, whose input boundary refuses NUL, but the stream may hold
+ * older events or events from internal paths: a payload string PostgreSQL cannot store (U+0000,
+ * an unpaired surrogate) is stored and delivered with U+FFFD in its place (logged); an envelope
+ * that can never be stored is terminated with a log line, never redelivered in a loop.
  */
 export function startEventIngest(options: EventIngestOptions) {
   const { db, logger, onQueued } = options;
@@ -33,10 +62,28 @@ export function startEventIngest(options: EventIngestOptions) {
     logger,
     concurrency: options.concurrency,
     async handle(event: EventEnvelope) {
-      if (typeof event?.id !== 'string' || typeof event.tenant_id !== 'string' || typeof event.type !== 'string') {
-        throw new PoisonMessageError('event envelope lacks id, tenant_id or type');
+      const problem = envelopeProblem(event);
+      if (problem) throw new PoisonMessageError(problem);
+      let data: unknown;
+      try {
+        const storable = storableJson(event.data ?? null);
+        data = storable.value;
+        if (storable.repaired) {
+          logger.warn('event payload held text PostgreSQL cannot store (U+0000 or an unpaired surrogate); stored with U+FFFD', {
+            event_id: event.id,
+            type: event.type,
+          });
+        }
+      } catch (error) {
+        throw new PoisonMessageError(`event payload cannot be read: ${String(error)}`);
       }
-      const queued = await storeEventWithTasks(db, event);
+      let queued: number;
+      try {
+        queued = await storeEventWithTasks(db, { ...event, occurred_at: new Date(event.occurred_at).toISOString(), data });
+      } catch (error) {
+        if (PERMANENT((error as { code?: unknown }).code)) throw new PoisonMessageError(`event cannot be stored: ${String(error)}`);
+        throw error;
+      }
       if (queued > 0) onQueued();
     },
   });

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DeliveryStatus, WebhooksDatabase } from '../db/database.ts';
+import { storableText } from '../db/storable.ts';
 
 type Db = Kysely<WebhooksDatabase>;
 
@@ -63,17 +64,21 @@ export interface AttemptRecord {
 export async function recordAttempt(db: Db, task: ClaimedTask, record: AttemptRecord): Promise<void> {
   const attempt = task.attempts + 1;
   const next = record.nextAttemptAt?.toISOString() ?? null;
+  // A receiver's answer (or an error text quoting it) may hold a NUL byte, which PostgreSQL text
+  // refuses: logged with U+FFFD instead, or the attempt could never be recorded and would repeat.
+  const excerpt = storableText(record.excerpt);
+  const error = storableText(record.error);
   await sql`
     with filled as (
-      update delivery_attempts set attempt = ${attempt}, status = ${record.status}, status_code = ${record.statusCode}, error = ${record.error},
-        response_excerpt = ${record.excerpt}, duration_ms = ${record.durationMs}, next_attempt_at = ${next}::timestamptz, created_at = now()
+      update delivery_attempts set attempt = ${attempt}, status = ${record.status}, status_code = ${record.statusCode}, error = ${error},
+        response_excerpt = ${excerpt}, duration_ms = ${record.durationMs}, next_attempt_at = ${next}::timestamptz, created_at = now()
       where id = ${task.queued_attempt_id}::bigint
       returning id
     ), added as (
       insert into delivery_attempts (tenant_id, task_id, endpoint_id, event_id, event_type, attempt, status, status_code, error,
         response_excerpt, duration_ms, next_attempt_at)
       select ${task.tenant_id}::text, ${task.id}::bigint, ${task.endpoint_id}::bigint, ${task.event_id}::text, ${task.type}::text,
-        ${attempt}::int, ${record.status}::text, ${record.statusCode}::int, ${record.error}::text, ${record.excerpt}::text,
+        ${attempt}::int, ${record.status}::text, ${record.statusCode}::int, ${error}::text, ${excerpt}::text,
         ${record.durationMs}::int, ${next}::timestamptz
       where ${task.queued_attempt_id}::bigint is null
       returning id

@@ -1,5 +1,6 @@
 import { outboxMigration } from '@crm/events';
 import { webhooksMigration } from './0001_webhooks.ts';
+import { m0002InputBounds } from './0002_input_bounds.ts';
 
 /** Webhooks migrations in order; append only. */
-export const migrations = [outboxMigration, webhooksMigration];
+export const migrations = [outboxMigration, webhooksMigration, m0002InputBounds];
