@@ -12,9 +12,8 @@ import { MAX_INT } from './input/schemas.ts';
 export const ListQuery = t.Object(
   {
     per_page: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 15, description: 'Items per page, 1..100 (default 15)' })),
-    page: t.Optional(
-      t.Integer({ minimum: 1, maximum: MAX_INT, default: 1, description: 'Page number, from 1 (default 1). Not with `cursor`.' }),
-    ),
+    // No schema `default` here: Elysia would fill it in, and a request with `cursor` would then carry `page` too.
+    page: t.Optional(t.Integer({ minimum: 1, maximum: MAX_INT, description: 'Page number, from 1 (default 1). Not with `cursor`.' })),
     sort: t.Optional(t.String({ maxLength: 64, description: 'Sort field, `-field` for descending (default `id`)' })),
     updated_since: t.Optional(
       t.String({ format: 'date-time', description: 'Only items updated at or after this RFC 3339 instant (with Z or an offset)' }),
