@@ -45,6 +45,47 @@ export function validationError(details: ErrorDetail[]): AppError {
   return new AppError('validation_error', message, details);
 }
 
+/**
+ * Error codes that mean a backing service (PostgreSQL, storage) cannot be reached right now:
+ * socket errors, and PostgreSQL's admin/crash shutdown, "cannot connect now", too many
+ * connections and connection-exception SQLSTATEs.
+ */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
+/** The pg driver's own words for a connection that is gone or could not be had in time. */
+const UNAVAILABLE_MESSAGES = /Connection terminated|not queryable|timeout exceeded when trying to connect|Client was closed/i;
+
+/**
+ * A 503 service_unavailable when `error` says a backing service (the database during a restart,
+ * storage) is unreachable, so clients get the retryable answer quickly instead of a 500; undefined
+ * for any other error.
+ */
+export function unavailableError(error: unknown): AppError | undefined {
+  if (error instanceof AppError) return undefined;
+  const e = error as { code?: unknown; message?: unknown; cause?: unknown };
+  const matches = (x: { code?: unknown; message?: unknown } | undefined) =>
+    (typeof x?.code === 'string' && UNAVAILABLE_CODES.has(x.code)) ||
+    (typeof x?.message === 'string' && UNAVAILABLE_MESSAGES.test(x.message));
+  if (!matches(e) && !matches(e?.cause as { code?: unknown; message?: unknown } | undefined)) return undefined;
+  return new AppError('service_unavailable', 'The service cannot reach its database or storage right now; retry later');
+}
+
 /** A 404 not_found for a resource kind. */
 export function notFound(what: string): AppError {
   return new AppError('not_found', `${what} not found`);

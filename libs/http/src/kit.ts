@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Elysia } from 'elysia';
-import { AppError, errorResponse, validationError } from './errors.ts';
+import { AppError, errorResponse, unavailableError, validationError } from './errors.ts';
 import { etagOf, matchesIfNoneMatch } from './etag.ts';
 import { nulErrors, readJsonBody } from './input/json-body.ts';
 import { expandUnions, throwIfInvalid } from './input/validate.ts';
@@ -169,6 +169,11 @@ export function createServiceKit(options: ServiceKitOptions) {
         return errorResponse(cause instanceof AppError ? cause : new AppError('bad_request', 'Malformed JSON body'), requestId);
       }
       if (code === 'NOT_FOUND') return errorResponse(new AppError('not_found', 'No such route'), requestId);
+      const unavailable = unavailableError(error);
+      if (unavailable) {
+        logger.warn('dependency unavailable', { request_id: requestId, error: error instanceof Error ? error.message : String(error) });
+        return errorResponse(unavailable, requestId);
+      }
       logger.error('unhandled error', { request_id: requestId, error });
       return errorResponse(new AppError('internal_error', 'Internal server error'), requestId);
     })
@@ -216,8 +221,9 @@ export function createServiceKit(options: ServiceKitOptions) {
         try {
           response = await app.fetch(request);
         } catch (error) {
-          logger.error('unhandled error', { request_id: requestId, error });
-          response = errorResponse(new AppError('internal_error', 'Internal server error'), requestId);
+          const unavailable = unavailableError(error);
+          if (!unavailable) logger.error('unhandled error', { request_id: requestId, error });
+          response = errorResponse(unavailable ?? new AppError('internal_error', 'Internal server error'), requestId);
         }
         if (response.status === 404 && state.route === undefined) {
           const allowed = allowedMethods(path).filter((m) => m !== request.method);

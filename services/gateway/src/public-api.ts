@@ -1,5 +1,5 @@
 import { type ServiceName, services } from '@crm/contracts';
-import { AppError, errorResponse, type Logger, requestIdOf, setRouteLabel } from '@crm/http';
+import { AppError, errorResponse, type Logger, requestIdOf, setRouteLabel, unavailableError } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { AuditRecorder } from './audit/recorder.ts';
 import { redactQuery } from './audit/recorder.ts';
@@ -172,8 +172,10 @@ export function createPublicApi(deps: PublicApiDeps) {
   }
 
   function errorToResponse(error: unknown, facts: RequestFacts): Response {
-    if (!(error instanceof AppError)) deps.logger.error('unhandled error', { request_id: facts.requestId, error });
-    const appError = error instanceof AppError ? error : new AppError('internal_error', 'Internal server error');
+    // Its own database unreachable (a PostgreSQL restart): 503 service_unavailable, retryable.
+    const unavailable = unavailableError(error);
+    if (!(error instanceof AppError) && !unavailable) deps.logger.error('unhandled error', { request_id: facts.requestId, error });
+    const appError = error instanceof AppError ? error : (unavailable ?? new AppError('internal_error', 'Internal server error'));
     facts.errorType = appError.type;
     return errorResponse(appError, facts.requestId);
   }
