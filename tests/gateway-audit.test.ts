@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type Stack, sharedStack, startStack } from '@crm/testing';
+import { type ApiResponse, type Stack, sharedStack, startStack, type TestTenant } from '@crm/testing';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -80,7 +80,14 @@ describe('audit log on the shared stack (contract §9)', () => {
 
     const all = await tenant.request('GET', '/v1/audit-logs?per_page=2');
     expect(all.status).toBe(200);
-    expect(all.body.pagination).toEqual({ total: 5, per_page: 2, current_page: 1, last_page: 3, has_more: true });
+    expect(all.body.pagination).toEqual({
+      total: 5,
+      per_page: 2,
+      current_page: 1,
+      last_page: 3,
+      has_more: true,
+      next_cursor: expect.any(String),
+    });
     expect(all.body.data.map((r: any) => r.path)).toEqual(['/v1/contacts/missing', '/v1/contacts']);
     expect(all.body.data.every((r: any) => r.tenant_id === tenant.tenantId)).toBe(true);
     const page3 = await tenant.request('GET', '/v1/audit-logs?per_page=2&page=3');
@@ -101,6 +108,127 @@ describe('audit log on the shared stack (contract §9)', () => {
 
     const others = await other.request('GET', '/v1/audit-logs');
     expect(others.body.data.every((r: any) => r.tenant_id === other.tenantId)).toBe(true);
+  });
+
+  /** Audit records written straight into the table: `at` in microseconds after `base`, so several share one instant. */
+  async function insertRecords(tenantId: string, path: string, base: Date, micros: number[]): Promise<number[]> {
+    const { rows } = await stack.sql<{ id: string }>(
+      `insert into gateway.audit_logs (occurred_at, request_id, tenant_id, method, path, status, duration_ms)
+       select $2::timestamptz + make_interval(secs => m / 1e6), gen_random_uuid()::text, $1, 'GET', $3, 200, 1
+       from unnest($4::bigint[]) as m returning id`,
+      [tenantId, base.toISOString(), path, micros],
+    );
+    return rows.map((r) => Number(r.id));
+  }
+
+  /** Walks a list from `first` by following each page's Link rel="next"; `between` runs before each next page. */
+  async function walk(tenant: TestTenant, first: string, between: (n: number) => Promise<void>) {
+    const seen: number[] = [];
+    let url: string | null = first;
+    for (let n = 0; url; n++) {
+      if (n > 100) throw new Error('the walk does not end');
+      if (n > 0) await between(n - 1);
+      const res: ApiResponse = await tenant.request('GET', url);
+      expect(res.status).toBe(200);
+      seen.push(...res.body.data.map((r: any) => r.id));
+      const { pagination } = res.body;
+      const link = res.headers.get('link') ?? '';
+      if (n > 0) {
+        // Cursor pages never count; their Link has only rel="next", exactly while there is more.
+        expect(pagination).toMatchObject({ total: null, current_page: null, last_page: null });
+        expect(link).not.toContain('rel="first"');
+      }
+      expect(pagination.next_cursor === null).toBe(!pagination.has_more);
+      url = /<([^>]+)>; rel="next"/.exec(link)?.[1] ?? null;
+      expect(url === null).toBe(!pagination.has_more);
+      if (url) expect(new URL(url, 'http://h').searchParams.get('cursor') ?? pagination.next_cursor).toBe(pagination.next_cursor);
+      // From the first page on, continue with the cursor (page mode's Link would go on by page number).
+      if (url && n === 0) url = `${first}&cursor=${pagination.next_cursor}`;
+    }
+    return seen;
+  }
+
+  test('GET /v1/audit-logs cursor mode: a walk with inserts and deletes between pages finds every stable record once (§22)', async () => {
+    const tenant = await stack.createTenant({ limits: { read_per_minute: 10_000 } });
+    const path = `/v1/probe-${crypto.randomUUID().slice(0, 8)}`;
+    const base = new Date(Date.now() - 3_600_000);
+    // 30 records, three to an instant (ties broken by id), instants microseconds apart (a JS Date would round them).
+    const micros = Array.from({ length: 30 }, (_, i) => Math.floor(i / 3) * 1_234 + 7);
+    for (const sort of ['-occurred_at', 'occurred_at']) {
+      const initial = await insertRecords(tenant.tenantId, path, base, micros);
+      const stable = new Set(initial);
+      const remaining = () => initial.filter((id) => stable.has(id));
+      let inserted: number[] = [];
+      const seen = await walk(tenant, `/v1/audit-logs?per_page=4&sort=${sort}&path=${encodeURIComponent(path)}`, async (n) => {
+        // Between pages: one record at a middle instant (before or after the position), one existing record deleted.
+        inserted = inserted.concat(await insertRecords(tenant.tenantId, path, base, [((n * 7) % 10) * 1_234 + 7]));
+        const victim = remaining()[(n * 5) % remaining().length];
+        if (victim !== undefined && n % 2 === 0) {
+          stable.delete(victim);
+          await stack.sql('delete from gateway.audit_logs where id = $1', [victim]);
+        }
+      });
+      expect(new Set(seen).size).toBe(seen.length);
+      for (const id of stable) expect(seen).toContain(id);
+      expect(seen.every((id) => initial.includes(id) || inserted.includes(id))).toBe(true);
+      // The order is the sort's, ties by id in the same direction.
+      const { rows } = await stack.sql<{ id: string }>(
+        `select id from gateway.audit_logs where id = any($1::bigint[]) order by occurred_at ${sort.startsWith('-') ? 'desc' : 'asc'}, id ${sort.startsWith('-') ? 'desc' : 'asc'}`,
+        [seen],
+      );
+      expect(seen.filter((id) => !initial.includes(id) || stable.has(id))).toEqual(rows.map((r) => Number(r.id)));
+      await stack.sql('delete from gateway.audit_logs where tenant_id = $1 and path = $2', [tenant.tenantId, path]);
+    }
+  });
+
+  test('GET /v1/audit-logs: page and cursor walks agree; Link rels; cursors bound to sort and filters (§22)', async () => {
+    const tenant = await stack.createTenant({ limits: { read_per_minute: 10_000 } });
+    const path = `/v1/probe-${crypto.randomUUID().slice(0, 8)}`;
+    const ids = await insertRecords(tenant.tenantId, path, new Date(Date.now() - 60_000), [1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89]);
+    const query = `per_page=3&path=${encodeURIComponent(path)}&status=200`;
+    const byPages: number[] = [];
+    for (let page = 1; page <= 4; page++) {
+      const res = await tenant.request('GET', `/v1/audit-logs?${query}&page=${page}`);
+      byPages.push(...res.body.data.map((r: any) => r.id));
+      expect(res.body.pagination).toMatchObject({ total: 11, current_page: page, last_page: 4, has_more: page < 4 });
+      const link = res.headers.get('link') ?? '';
+      const rels = [...link.matchAll(/rel="(\w+)"/g)].map((m) => m[1]);
+      expect(rels).toEqual(['first', ...(page > 1 ? ['prev'] : []), ...(page < 4 ? ['next'] : []), 'last']);
+      expect(link).toContain(`</v1/audit-logs?per_page=3&path=${encodeURIComponent(path)}&status=200&page=1>; rel="first"`);
+      expect(link).toContain('page=4>; rel="last"');
+      if (page < 4) expect(res.body.pagination.next_cursor).toEqual(expect.any(String));
+      else expect(res.body.pagination.next_cursor).toBeNull();
+    }
+    expect(byPages).toEqual([...ids].reverse());
+    const byCursor = await walk(tenant, `/v1/audit-logs?${query}`, async () => {});
+    expect(byCursor).toEqual(byPages);
+
+    const first = await tenant.request('GET', `/v1/audit-logs?${query}`);
+    const cursor = first.body.pagination.next_cursor;
+    const refused = async (q: string) => {
+      const res = await tenant.request('GET', `/v1/audit-logs?${q}`);
+      expect(res.status).toBe(422);
+      expect(res.body.error.type).toBe('validation_error');
+      return res.body.error.details.map((d: any) => d.field);
+    };
+    expect(await refused(`${query}&cursor=${cursor}&page=2`)).toEqual(['cursor']);
+    expect(await refused(`${query}&cursor=${cursor}&sort=occurred_at`)).toEqual(['cursor']);
+    expect(await refused(`per_page=3&path=${encodeURIComponent(path)}&status=201&cursor=${cursor}`)).toEqual(['cursor']);
+    expect(await refused(`${query}&cursor=${cursor}&from=2020-01-01T00:00:00Z`)).toEqual(['cursor']);
+    expect(await refused(`${query}&cursor=not-a-cursor`)).toEqual(['cursor']);
+    expect(await refused(`${query}&cursor=${'A'.repeat(3000)}`)).toEqual(['cursor']);
+    // Another per_page is fine: the position does not depend on it.
+    const wider = await tenant.request('GET', `/v1/audit-logs?per_page=100&path=${encodeURIComponent(path)}&status=200&cursor=${cursor}`);
+    expect(wider.body.data.map((r: any) => r.id)).toEqual(byPages.slice(3));
+    expect(wider.body.pagination).toEqual({
+      total: null,
+      per_page: 100,
+      current_page: null,
+      last_page: null,
+      has_more: false,
+      next_cursor: null,
+    });
+    expect(wider.headers.get('link')).toBeNull();
   });
 });
 

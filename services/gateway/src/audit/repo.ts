@@ -1,5 +1,5 @@
-import { fetchPage, type PageRequest } from '@crm/db';
-import { type Insertable, type Kysely, sql } from 'kysely';
+import { inIdOrder, type ListRequest, type PageOfIds, readPageIds } from '@crm/db';
+import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { AuditLogsTable, GatewayDatabase } from '../db/database.ts';
 
 export interface AuditFilter {
@@ -10,20 +10,37 @@ export interface AuditFilter {
   path?: string;
 }
 
-/** One page of a tenant's audit records matching the filter (ordered by occurred_at, then id), with the total count. */
-export async function listAuditLogs(db: Kysely<GatewayDatabase>, tenantId: string, page: PageRequest, filter: AuditFilter) {
-  let query = db.selectFrom('audit_logs').where('tenant_id', '=', tenantId);
-  if (filter.from) query = query.where('occurred_at', '>=', filter.from);
-  if (filter.to) query = query.where('occurred_at', '<', filter.to);
-  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
-  if (filter.method) query = query.where('method', '=', filter.method);
-  if (filter.path?.endsWith('*')) query = query.where('path', 'like', `${filter.path.slice(0, -1).replace(/[\\%_]/g, '\\$&')}%`);
-  else if (filter.path) query = query.where('path', '=', filter.path);
-  const { total, rows } = await fetchPage(query, page, (q) => q.selectAll());
-  return {
-    total,
-    rows: rows.map((r) => ({ ...r, id: Number(r.id), occurred_at: r.occurred_at.toISOString(), duration_ms: Number(r.duration_ms) })),
-  };
+/**
+ * One page of a tenant's audit records matching the filter (contract §9, §22), by occurred_at then
+ * id: page mode counts the filtered records, cursor mode continues after a position without
+ * counting. The page's ids are walked on the (tenant_id, occurred_at, id) index; only they are read in full.
+ */
+export async function listAuditLogs(
+  db: Kysely<GatewayDatabase>,
+  tenantId: string,
+  request: ListRequest,
+  filter: AuditFilter,
+): Promise<{ page: PageOfIds; rows: ReturnType<typeof presented>[] }> {
+  let query = db.selectFrom('audit_logs as a').where('a.tenant_id', '=', tenantId);
+  if (filter.from) query = query.where('a.occurred_at', '>=', filter.from);
+  if (filter.to) query = query.where('a.occurred_at', '<', filter.to);
+  if (filter.status !== undefined) query = query.where('a.status', '=', filter.status);
+  if (filter.method) query = query.where('a.method', '=', filter.method);
+  if (filter.path?.endsWith('*')) query = query.where('a.path', 'like', `${filter.path.slice(0, -1).replace(/[\\%_]/g, '\\$&')}%`);
+  else if (filter.path) query = query.where('a.path', '=', filter.path);
+  const page = await readPageIds(query, 'a', request.window);
+  if (page.ids.length === 0) return { page, rows: [] };
+  const rows = await db
+    .selectFrom('audit_logs')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', page.ids.map(String))
+    .execute();
+  return { page, rows: inIdOrder(rows.map(presented), page.ids) };
+}
+
+function presented(row: Selectable<AuditLogsTable>) {
+  return { ...row, id: Number(row.id), occurred_at: row.occurred_at.toISOString(), duration_ms: Number(row.duration_ms) };
 }
 
 /**

@@ -1,13 +1,14 @@
-import { listQueryWith, Pagination, pageRequest, paginationOf } from '@crm/db';
-import { AppError, listQuery, throwIfInvalid } from '@crm/http';
+import { listPagination, listRequest, type SortType } from '@crm/db';
+import { AppError, ListPagination, listQuery, listQueryWith, throwIfInvalid } from '@crm/http';
 import { Elysia, t } from 'elysia';
 import type { Kysely } from 'kysely';
 import { principalOf } from '../auth/authenticate.ts';
 import type { GatewayDatabase } from '../db/database.ts';
 import { listAuditLogs } from './repo.ts';
 
-/** Records are listed by time only: the index is (tenant_id, occurred_at, id). */
-const SORTABLE = ['occurred_at'] as const;
+/** Records are listed by time only (then id): the index is (tenant_id, occurred_at, id). */
+const SORT_TYPES: Record<string, SortType> = { occurred_at: 'timestamptz' };
+const SORTABLE = Object.keys(SORT_TYPES);
 
 /** The HTTP methods (RFC 9110, RFC 5789) a `method` filter may name, in any letter case. */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT'] as const;
@@ -30,6 +31,8 @@ const AuditLog = t.Object({
   replayed: t.Boolean(),
   error_type: t.Nullable(t.String()),
 });
+
+const instant = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
 
 const Instant = (description: string) => t.String({ format: 'date-time', description: `${description} (RFC 3339, with Z or an offset)` });
 
@@ -56,27 +59,34 @@ export function auditRoutes(db: Kysely<GatewayDatabase>) {
     async ({ query, request }) => {
       const principal = principalOf(request);
       if (!principal) throw new AppError('unauthorized', 'Missing or invalid API key');
-      const { request: page, errors } = pageRequest({ ...query, sort: query.sort ?? '-occurred_at' }, SORTABLE);
-      throwIfInvalid(errors);
       // The values passed the RFC 3339 check (listQuery), which every runtime's Date reads exactly.
-      const since = [query.from, query.updated_since].flatMap((v) => (v === undefined ? [] : [new Date(v).getTime()]));
-      const { total, rows } = await listAuditLogs(db, principal.tenantId, page, {
-        from: since.length > 0 ? new Date(Math.max(...since)) : undefined,
-        to: query.to === undefined ? undefined : new Date(query.to),
-        status: query.status,
-        method: query.method?.toUpperCase(),
-        path: query.path,
+      const from = instant(query.from);
+      const to = instant(query.to);
+      const filter = { status: query.status, method: query.method?.toUpperCase(), path: query.path };
+      // A cursor is bound to the sort, these filters and updated_since: replayed with others → 422 on `cursor`.
+      const { request: list, errors } = listRequest({ ...query, sort: query.sort ?? '-occurred_at' }, SORT_TYPES, {
+        ...filter,
+        from: from?.toISOString(),
+        to: to?.toISOString(),
       });
-      return { data: rows, pagination: paginationOf(total, page.perPage, page.page) };
+      throwIfInvalid(errors);
+      // Records never change: updated_since is another lower bound.
+      const since = [from, list.updatedSince].flatMap((d) => (d === undefined ? [] : [d.getTime()]));
+      const { page, rows } = await listAuditLogs(db, principal.tenantId, list, {
+        ...filter,
+        from: since.length > 0 ? new Date(Math.max(...since)) : undefined,
+        to,
+      });
+      return { data: rows, pagination: listPagination(page, list) };
     },
     {
       ...listQuery(AuditQuery, SORTABLE),
-      response: { 200: t.Object({ data: t.Array(AuditLog), pagination: Pagination }) },
+      response: { 200: t.Object({ data: t.Array(AuditLog), pagination: ListPagination }) },
       detail: {
         summary: 'List audit log records',
         tags: ['Audit log'],
         description:
-          "One record per /v1 request made with this account's key (including refused ones such as 429), newest first. Requests without a valid key belong to no account and are not listed here. Records are written in batches, so a request appears within about a second.",
+          "One record per /v1 request made with this account's key (including refused ones such as 429), newest first (`sort=occurred_at` for oldest first; ties in time by id). Requests without a valid key belong to no account and are not listed here. Records are written in batches, so a request appears within about a second. Page mode (`page`) counts the matching records; cursor mode (`cursor` = `pagination.next_cursor`) continues after the last record returned with the same sort and filters, without counting, and never returns a record twice — the way to follow the log as it grows.",
       },
     },
   );

@@ -7,6 +7,8 @@ const table: [RegExp, ServiceName][] = [
   [/^\/v1\/(products|product-categories)(\/|$)/, 'catalog'],
   [/^\/v1\/(documents|document-categories)(\/|$)/, 'documents'],
   [/^\/v1\/webhooks(\/|$)/, 'webhooks'],
+  // The events feed (contract §25) is kept by the webhooks service, which consumes the stream.
+  [/^\/v1\/events(\/|$)/, 'webhooks'],
 ];
 
 /** The service that owns this /v1 path, or undefined for an unknown route. */
