@@ -168,7 +168,14 @@ describe('lists', () => {
   test("a contact's documents, paginated", async () => {
     const page1 = await t.request('GET', `/v1/contacts/${contact}/documents?per_page=2`);
     expect(page1.body.data.map((d: { id: number }) => d.id)).toEqual(ids.slice(0, 2));
-    expect(page1.body.pagination).toEqual({ total: 3, per_page: 2, current_page: 1, last_page: 2, has_more: true });
+    expect(page1.body.pagination).toEqual({
+      total: 3,
+      per_page: 2,
+      current_page: 1,
+      last_page: 2,
+      has_more: true,
+      next_cursor: expect.any(String),
+    });
     const page2 = await t.request('GET', `/v1/contacts/${contact}/documents?per_page=2&page=2`);
     expect(page2.body.data.map((d: { id: number }) => d.id)).toEqual(ids.slice(2, 3));
     expect(page2.body.pagination.has_more).toBe(false);

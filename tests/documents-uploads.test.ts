@@ -108,7 +108,7 @@ describe('fields', () => {
     expect(res.body.data).toEqual([
       { id: expect.any(Number), name: 'General', created_at: expect.stringMatching(ISO), updated_at: expect.stringMatching(ISO) },
     ]);
-    expect(res.body.pagination).toEqual({ total: 1, per_page: 15, current_page: 1, last_page: 1, has_more: false });
+    expect(res.body.pagination).toEqual({ total: 1, per_page: 15, current_page: 1, last_page: 1, has_more: false, next_cursor: null });
   });
 
   test('a download carries Content-Disposition with an RFC 6266 filename*', async () => {

@@ -9,26 +9,22 @@ import {
   clearOpportunityLinks,
   detachOpportunity,
   findDocument,
-  lockDocument,
   setContact,
   touchDocument,
 } from './repo.ts';
-import { loadDocument, toDocument } from './service.ts';
+import { loadDocument, lockedDocument, toDocument } from './service.ts';
 
 type Db = Kysely<DocumentsDatabase>;
 
-async function lockedOr404(trx: Db, tenantId: string, id: number) {
-  const row = await lockDocument(trx, tenantId, id);
-  if (!row) throw notFound('Document');
-  return { id: row.id, contactId: row.contact_id === null ? null : Number(row.contact_id) };
-}
+// Every link change locks the document and checks If-Match (contract §24) against its
+// representation before anything is written, so a 412 changes nothing and emits no event.
 
 /** Links a document to a contact (spec §3): idempotent for the same contact, 409 when linked to another one. */
-export function linkContact(db: Db, tenantId: string, id: number, contactId: number): Promise<Document> {
+export function linkContact(db: Db, tenantId: string, id: number, contactId: number, ifMatch?: string): Promise<Document> {
   return db.transaction().execute(async (trx) => {
-    const current = await lockedOr404(trx, tenantId, id);
-    if (current.contactId === contactId) return loadDocument(trx, tenantId, id);
-    if (current.contactId !== null) throw new AppError('conflict', 'The document is linked to another contact; unlink it first');
+    const current = await lockedDocument(trx, tenantId, id, ifMatch);
+    if (current.contact_id === contactId) return current;
+    if (current.contact_id !== null) throw new AppError('conflict', 'The document is linked to another contact; unlink it first');
     await setContact(trx, tenantId, id, contactId);
     const document = await loadDocument(trx, tenantId, id);
     await writeEvent(trx, { tenantId, type: 'document.linked', data: document });
@@ -37,10 +33,10 @@ export function linkContact(db: Db, tenantId: string, id: number, contactId: num
 }
 
 /** Clears the document's link to this contact (document and file stay); 404 when it is not linked to it. */
-export function unlinkContact(db: Db, tenantId: string, id: number, contactId: number): Promise<Document> {
+export function unlinkContact(db: Db, tenantId: string, id: number, contactId: number, ifMatch?: string): Promise<Document> {
   return db.transaction().execute(async (trx) => {
-    const current = await lockedOr404(trx, tenantId, id);
-    if (current.contactId !== contactId) throw notFound('Document linked to this contact');
+    const current = await lockedDocument(trx, tenantId, id, ifMatch);
+    if (current.contact_id !== contactId) throw notFound('Document linked to this contact');
     await setContact(trx, tenantId, id, null);
     const document = await loadDocument(trx, tenantId, id);
     await writeEvent(trx, { tenantId, type: 'document.unlinked', data: { ...document, previous_contact_id: contactId } });
@@ -49,11 +45,10 @@ export function unlinkContact(db: Db, tenantId: string, id: number, contactId: n
 }
 
 /** Attaches the document to an opportunity; attaching again changes nothing (still one link). */
-export function attach(db: Db, tenantId: string, id: number, opportunityId: number): Promise<Document> {
+export function attach(db: Db, tenantId: string, id: number, opportunityId: number, ifMatch?: string): Promise<Document> {
   return db.transaction().execute(async (trx) => {
-    await lockedOr404(trx, tenantId, id);
-    const added = await attachOpportunity(trx, tenantId, id, opportunityId);
-    if (!added) return loadDocument(trx, tenantId, id);
+    const current = await lockedDocument(trx, tenantId, id, ifMatch);
+    if (!(await attachOpportunity(trx, tenantId, id, opportunityId))) return current;
     await touchDocument(trx, tenantId, id);
     const document = await loadDocument(trx, tenantId, id);
     await writeEvent(trx, { tenantId, type: 'document.attached', data: { ...document, opportunity_id: opportunityId } });
@@ -62,9 +57,9 @@ export function attach(db: Db, tenantId: string, id: number, opportunityId: numb
 }
 
 /** Detaches the document from an opportunity (document and file stay); 404 when it is not attached. */
-export function detach(db: Db, tenantId: string, id: number, opportunityId: number): Promise<void> {
+export function detach(db: Db, tenantId: string, id: number, opportunityId: number, ifMatch?: string): Promise<void> {
   return db.transaction().execute(async (trx) => {
-    await lockedOr404(trx, tenantId, id);
+    await lockedDocument(trx, tenantId, id, ifMatch);
     if (!(await detachOpportunity(trx, tenantId, id, opportunityId))) throw notFound('Document attached to this opportunity');
     await touchDocument(trx, tenantId, id);
     const document = await loadDocument(trx, tenantId, id);

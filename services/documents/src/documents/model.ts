@@ -1,5 +1,5 @@
-import { ListQuery, listQueryWith, Pagination } from '@crm/db';
-import { Id, Name, PathId, QueryId } from '@crm/http';
+import type { SortType } from '@crm/db';
+import { Id, ListPagination, ListQuery, listQueryWith, Name, PathId, QueryId } from '@crm/http';
 import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
 
@@ -29,10 +29,11 @@ export const DocumentCategory = t.Object({
   created_at: t.String({ format: 'date-time' }),
   updated_at: t.String({ format: 'date-time' }),
 });
+export type DocumentCategory = typeof DocumentCategory.static;
 
 export const DocumentResponse = t.Object({ data: Document });
-export const DocumentListResponse = t.Object({ data: t.Array(Document), pagination: Pagination });
-export const CategoryListResponse = t.Object({ data: t.Array(DocumentCategory), pagination: Pagination });
+export const DocumentListResponse = t.Object({ data: t.Array(Document), pagination: ListPagination });
+export const CategoryListResponse = t.Object({ data: t.Array(DocumentCategory), pagination: ListPagination });
 export const DetachedResponse = t.Object({ detached: t.Literal(true) });
 
 /** `{identifier}`: sales resolves it (contract §11); a NUL in it is refused by the kit (422). */
@@ -101,5 +102,11 @@ export const uploadRequestBody = {
   },
 };
 
-export const DOCUMENT_SORTABLE = ['id', 'name', 'created_at', 'updated_at'] as const;
-export const CATEGORY_SORTABLE = ['id', 'name', 'created_at', 'updated_at'] as const;
+/** Sortable fields of both lists and their column types (a cursor's key is cast back to it). */
+export const SORT_TYPES = {
+  id: 'bigint',
+  name: 'text',
+  created_at: 'timestamptz',
+  updated_at: 'timestamptz',
+} as const satisfies Record<string, SortType>;
+export const SORTABLE = Object.keys(SORT_TYPES);

@@ -1,4 +1,4 @@
-import { fetchPage, type PageRequest } from '@crm/db';
+import { inIdOrder, type ListRequest, type PageOfIds, readPageIds } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { DocumentsDatabase, DocumentsTable } from '../db/database.ts';
 
@@ -39,11 +39,26 @@ export async function categoryExists(db: Db, tenantId: string, id: number): Prom
   return row !== undefined;
 }
 
-/** One page of the tenant's document categories and the total count. */
-export async function listCategories(db: Db, tenantId: string, page: PageRequest) {
-  let query = db.selectFrom('document_categories').where('tenant_id', '=', tenantId);
-  if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
-  return fetchPage(query, page, (q) => q.select(['id', 'name', 'created_at', 'updated_at']));
+export interface CategoryRow {
+  id: number;
+  name: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** One page of the tenant's document categories (page or cursor mode) and its rows in list order. */
+export async function listCategories(db: Db, tenantId: string, request: ListRequest): Promise<{ page: PageOfIds; rows: CategoryRow[] }> {
+  let query = db.selectFrom('document_categories as c').where('c.tenant_id', '=', tenantId);
+  if (request.updatedSince) query = query.where('c.updated_at', '>=', request.updatedSince);
+  const page = await readPageIds(query, 'c', request.window);
+  if (page.ids.length === 0) return { page, rows: [] };
+  const rows = await db
+    .selectFrom('document_categories')
+    .select(['id', 'name', 'created_at', 'updated_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', page.ids)
+    .execute();
+  return { page, rows: inIdOrder(rows, page.ids) };
 }
 
 function documentsQuery(db: Db, tenantId: string) {
@@ -76,8 +91,8 @@ export async function lockDocument(db: Db, tenantId: string, id: number) {
     .executeTakeFirst();
 }
 
-/** One page of the tenant's documents matching the filters, and the total count. */
-export async function listDocuments(db: Db, tenantId: string, filters: DocumentFilters, page: PageRequest) {
+/** The tenant's documents matching the filters, unordered: what a list walks and counts. */
+function filteredDocuments(db: Db, tenantId: string, filters: DocumentFilters, updatedSince: Date | undefined) {
   let query = db.selectFrom('documents as d').where('d.tenant_id', '=', tenantId);
   if (filters.contactId !== undefined) query = query.where('d.contact_id', '=', filters.contactId);
   if (filters.categoryId !== undefined) query = query.where('d.category_id', '=', filters.categoryId);
@@ -93,18 +108,21 @@ export async function listDocuments(db: Db, tenantId: string, filters: DocumentF
       ),
     );
   }
-  if (page.updatedSince) query = query.where('d.updated_at', '>=', page.updatedSince);
-  const { total, rows: ids } = await fetchPage(query, page, (q) => q.select('d.id'));
-  if (ids.length === 0) return { total, rows: [] as DocumentRow[] };
-  const rows = (await documentsQuery(db, tenantId)
-    .where(
-      'd.id',
-      'in',
-      ids.map((r) => r.id),
-    )
-    .execute()) as DocumentRow[];
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return { total, rows: ids.map((r) => byId.get(r.id)).filter((r): r is DocumentRow => r !== undefined) };
+  if (updatedSince) query = query.where('d.updated_at', '>=', updatedSince);
+  return query;
+}
+
+/** One page of the tenant's documents matching the filters (page or cursor mode) and its rows in list order. */
+export async function listDocuments(
+  db: Db,
+  tenantId: string,
+  filters: DocumentFilters,
+  request: ListRequest,
+): Promise<{ page: PageOfIds; rows: DocumentRow[] }> {
+  const page = await readPageIds(filteredDocuments(db, tenantId, filters, request.updatedSince), 'd', request.window);
+  if (page.ids.length === 0) return { page, rows: [] };
+  const rows = (await documentsQuery(db, tenantId).where('d.id', 'in', page.ids).execute()) as DocumentRow[];
+  return { page, rows: inIdOrder(rows, page.ids) };
 }
 
 export interface NewDocument {

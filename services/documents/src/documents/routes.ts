@@ -1,20 +1,11 @@
-import { pageRequest, paginationOf } from '@crm/db';
 import { Deleted, IdParams, listQuery, requestContext } from '@crm/http';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { DocumentsDatabase } from '../db/database.ts';
 import type { Storage } from '../storage/s3.ts';
-import {
-  CATEGORY_SORTABLE,
-  CategoryListQuery,
-  CategoryListResponse,
-  DOCUMENT_SORTABLE,
-  DocumentListQuery,
-  DocumentListResponse,
-  DocumentResponse,
-} from './model.ts';
-import { ensureGeneralCategory, listCategories } from './repo.ts';
-import { documentContent, listDocumentPage, loadDocument, removeDocument } from './service.ts';
+import { CategoryListQuery, CategoryListResponse, DocumentListQuery, DocumentListResponse, DocumentResponse, SORTABLE } from './model.ts';
+import { LIST_DESCRIPTION, WRITE_DESCRIPTION } from './openapi-text.ts';
+import { documentContent, listCategoryPage, listDocumentPage, loadDocument, readListRequest, removeDocument } from './service.ts';
 
 const tags = ['Documents'];
 
@@ -27,43 +18,32 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
     .use(requestContext)
     .get(
       '/v1/document-categories',
-      async ({ query, tenantId }) => {
-        // per_page, page, sort and updated_since were checked (one 422) by `listQuery`.
-        const { request } = pageRequest(query, CATEGORY_SORTABLE);
-        await ensureGeneralCategory(db, tenantId);
-        const { total, rows } = await listCategories(db, tenantId, request);
-        const data = rows.map((r) => ({
-          id: Number(r.id),
-          name: r.name,
-          created_at: r.created_at.toISOString(),
-          updated_at: r.updated_at.toISOString(),
-        }));
-        return { data, pagination: paginationOf(total, request.perPage, request.page) };
-      },
+      // per_page, page, sort, updated_since and the cursor's length were checked (one 422) by `listQuery`.
+      ({ query, tenantId }) => listCategoryPage(db, tenantId, readListRequest(query)),
       {
-        ...listQuery(CategoryListQuery, CATEGORY_SORTABLE),
+        ...listQuery(CategoryListQuery, SORTABLE),
         response: { 200: CategoryListResponse },
         detail: {
           summary: "List the account's document categories",
-          description: 'Every account has a "General" category, used when an upload names none.',
+          description: `Every account has a "General" category, used when an upload names none. ${LIST_DESCRIPTION}`,
           tags,
         },
       },
     )
     .get(
       '/v1/documents',
-      async ({ query, tenantId }) => {
-        const { request } = pageRequest(query, DOCUMENT_SORTABLE);
-        const filters = { contactId: query.contact_id, opportunityId: query.opportunity_id, categoryId: query.category_id };
-        const { total, data } = await listDocumentPage(db, storage, tenantId, filters, request, query.include === 'metadata');
-        return { data, pagination: paginationOf(total, request.perPage, request.page) };
+      ({ query, tenantId }) => {
+        const { contact_id, opportunity_id, category_id } = query;
+        const request = readListRequest(query, { contact_id, opportunity_id, category_id });
+        const filters = { contactId: contact_id, opportunityId: opportunity_id, categoryId: category_id };
+        return listDocumentPage(db, storage, tenantId, filters, request, query.include === 'metadata');
       },
       {
-        ...listQuery(DocumentListQuery, DOCUMENT_SORTABLE),
+        ...listQuery(DocumentListQuery, SORTABLE),
         response: { 200: DocumentListResponse },
         detail: {
           summary: 'List documents',
-          description: 'Filters: contact_id, opportunity_id, category_id, updated_since; sort on id, name, created_at, updated_at.',
+          description: `Filters: contact_id, opportunity_id, category_id, updated_since. ${LIST_DESCRIPTION}`,
           tags,
         },
       },
@@ -71,7 +51,12 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
     .get('/v1/documents/:id', async ({ params, tenantId }) => ({ data: await loadDocument(db, tenantId, params.id) }), {
       params: IdParams,
       response: { 200: DocumentResponse },
-      detail: { summary: 'Get a document', tags },
+      detail: {
+        summary: 'Get a document',
+        description:
+          'Answers with a strong `ETag` of the document; with `If-None-Match` equal to it → 304 without a body. The ETag changes whenever the document does (name, links, attachments, metadata).',
+        tags,
+      },
     })
     .get(
       '/v1/documents/:id/content',
@@ -101,8 +86,8 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
     )
     .delete(
       '/v1/documents/:id',
-      async ({ params, tenantId }) => {
-        await removeDocument(db, storage, tenantId, params.id);
+      async ({ params, tenantId, ifMatch }) => {
+        await removeDocument(db, storage, tenantId, params.id, ifMatch);
         return { deleted: true as const };
       },
       {
@@ -110,7 +95,7 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
         response: { 200: Deleted },
         detail: {
           summary: 'Delete a document',
-          description: 'Removes the document, its contact and opportunity links and its stored file.',
+          description: `Removes the document, its contact and opportunity links and its stored file. ${WRITE_DESCRIPTION}`,
           tags,
         },
       },

@@ -1,4 +1,3 @@
-import { pageRequest, paginationOf } from '@crm/db';
 import { listQuery, requestContext } from '@crm/http';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
@@ -11,15 +10,16 @@ import {
   ContactDocumentParams,
   ContactParams,
   DetachedResponse,
-  DOCUMENT_SORTABLE,
   DocumentListResponse,
   DocumentResponse,
   OpportunityDocumentParams,
   OpportunityParams,
   ScopedListQuery,
+  SORTABLE,
   uploadRequestBody,
 } from './model.ts';
-import { createDocument, listDocumentPage } from './service.ts';
+import { LIST_DESCRIPTION, WRITE_DESCRIPTION } from './openapi-text.ts';
+import { createDocument, listDocumentPage, readListRequest } from './service.ts';
 
 const uploadDescription =
   'multipart/form-data with `file` (required, at most 20 MB = 20 × 1024 × 1024 bytes; 413 payload_too_large beyond, checked while streaming), ' +
@@ -35,16 +35,16 @@ export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: St
     .get(
       '/v1/contacts/:identifier/documents',
       async ({ params, query, tenantId, requestId }) => {
-        const { request } = pageRequest(query, DOCUMENT_SORTABLE);
         const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
-        const { total, data } = await listDocumentPage(db, storage, tenantId, { contactId }, request, query.include === 'metadata');
-        return { data, pagination: paginationOf(total, request.perPage, request.page) };
+        // The cursor is bound to the resolved contact: it continues under any identifier of that contact, no other.
+        const request = readListRequest(query, { contact_id: contactId });
+        return listDocumentPage(db, storage, tenantId, { contactId }, request, query.include === 'metadata');
       },
       {
         params: ContactParams,
-        ...listQuery(ScopedListQuery, DOCUMENT_SORTABLE),
+        ...listQuery(ScopedListQuery, SORTABLE),
         response: { 200: DocumentListResponse },
-        detail: { summary: "List a contact's documents", tags },
+        detail: { summary: "List a contact's documents", description: LIST_DESCRIPTION, tags },
       },
     )
     .post(
@@ -65,32 +65,32 @@ export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: St
     )
     .put(
       '/v1/contacts/:identifier/documents/:document',
-      async ({ params, tenantId, requestId }) => {
+      async ({ params, tenantId, requestId, ifMatch }) => {
         const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
-        return { data: await linkContact(db, tenantId, params.document, contactId) };
+        return { data: await linkContact(db, tenantId, params.document, contactId, ifMatch) };
       },
       {
         params: ContactDocumentParams,
         response: { 200: DocumentResponse },
         detail: {
           summary: 'Link a document to a contact',
-          description: 'Idempotent for the same contact; 409 conflict when the document is linked to another contact (it is not moved).',
+          description: `Idempotent for the same contact; 409 conflict when the document is linked to another contact (it is not moved). ${WRITE_DESCRIPTION}`,
           tags,
         },
       },
     )
     .delete(
       '/v1/contacts/:identifier/documents/:document',
-      async ({ params, tenantId, requestId }) => {
+      async ({ params, tenantId, requestId, ifMatch }) => {
         const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
-        return { data: await unlinkContact(db, tenantId, params.document, contactId) };
+        return { data: await unlinkContact(db, tenantId, params.document, contactId, ifMatch) };
       },
       {
         params: ContactDocumentParams,
         response: { 200: DocumentResponse },
         detail: {
           summary: 'Unlink a document from a contact',
-          description: 'The document and its file are kept and stay listed; 404 when the document is not linked to this contact.',
+          description: `The document and its file are kept and stay listed; 404 when the document is not linked to this contact. ${WRITE_DESCRIPTION}`,
           tags,
         },
       },
@@ -105,18 +105,17 @@ export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage
     .get(
       '/v1/opportunities/:id/documents',
       async ({ params, query, tenantId, requestId }) => {
-        const { request } = pageRequest(query, DOCUMENT_SORTABLE);
         const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
-        const { total, data } = await listDocumentPage(db, storage, tenantId, { opportunityId }, request, query.include === 'metadata');
-        return { data, pagination: paginationOf(total, request.perPage, request.page) };
+        const request = readListRequest(query, { opportunity_id: opportunityId });
+        return listDocumentPage(db, storage, tenantId, { opportunityId }, request, query.include === 'metadata');
       },
       {
         params: OpportunityParams,
-        ...listQuery(ScopedListQuery, DOCUMENT_SORTABLE),
+        ...listQuery(ScopedListQuery, SORTABLE),
         response: { 200: DocumentListResponse },
         detail: {
           summary: "List an opportunity's documents",
-          description: 'A document attached to several opportunities appears under each.',
+          description: `A document attached to several opportunities appears under each. ${LIST_DESCRIPTION}`,
           tags,
         },
       },
@@ -144,21 +143,25 @@ export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage
     )
     .put(
       '/v1/opportunities/:id/documents/:document',
-      async ({ params, tenantId, requestId }) => {
+      async ({ params, tenantId, requestId, ifMatch }) => {
         const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
-        return { data: await attach(db, tenantId, params.document, opportunityId) };
+        return { data: await attach(db, tenantId, params.document, opportunityId, ifMatch) };
       },
       {
         params: OpportunityDocumentParams,
         response: { 200: DocumentResponse },
-        detail: { summary: 'Attach a document to an opportunity', description: 'Idempotent: attaching again keeps one link.', tags },
+        detail: {
+          summary: 'Attach a document to an opportunity',
+          description: `Idempotent: attaching again keeps one link. ${WRITE_DESCRIPTION}`,
+          tags,
+        },
       },
     )
     .delete(
       '/v1/opportunities/:id/documents/:document',
-      async ({ params, tenantId, requestId }) => {
+      async ({ params, tenantId, requestId, ifMatch }) => {
         const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
-        await detach(db, tenantId, params.document, opportunityId);
+        await detach(db, tenantId, params.document, opportunityId, ifMatch);
         return { detached: true as const };
       },
       {
@@ -166,7 +169,7 @@ export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage
         response: { 200: DetachedResponse },
         detail: {
           summary: 'Detach a document from an opportunity',
-          description: 'The document and its file are kept; 404 when it is not attached.',
+          description: `The document and its file are kept; 404 when it is not attached. ${WRITE_DESCRIPTION}`,
           tags,
         },
       },

@@ -1,13 +1,14 @@
-import type { PageRequest } from '@crm/db';
+import { type ListPagination, type ListParams, type ListRequest, listPagination, listRequest } from '@crm/db';
 import { writeEvent } from '@crm/events';
-import { AppError, type ErrorDetail, mergeDetails, notFound, queryErrors, validationError } from '@crm/http';
+import { AppError, assertIfMatch, type ErrorDetail, mergeDetails, notFound, queryErrors, throwIfInvalid, validationError } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { DocumentsDatabase } from '../db/database.ts';
 import type { Storage } from '../storage/s3.ts';
 import { isAllowedExtension, mimeTypes } from '../uploads/file-types.ts';
 import type { ReceivedUpload, StoredFile } from '../uploads/receive.ts';
-import { type Document, UploadFields } from './model.ts';
+import { type Document, type DocumentCategory, SORT_TYPES, UploadFields } from './model.ts';
 import {
+  type CategoryRow,
   categoryExists,
   type DocumentFilters,
   type DocumentRow,
@@ -15,6 +16,7 @@ import {
   ensureGeneralCategory,
   findDocument,
   insertDocument,
+  listCategories,
   listDocuments,
   lockDocument,
   saveMetadata,
@@ -44,6 +46,18 @@ export async function loadDocument(db: Db, tenantId: string, id: number): Promis
   const row = await findDocument(db, tenantId, id);
   if (!row) throw notFound('Document');
   return toDocument(row);
+}
+
+/**
+ * Locks the document for a write (404 when missing) and checks the client's If-Match against
+ * its representation as the API returns it (412, contract §24). Under the lock a concurrent
+ * writer with the same ETag waits, then sees the changed representation and gets its 412.
+ */
+export async function lockedDocument(trx: Db, tenantId: string, id: number, ifMatch?: string): Promise<Document> {
+  if (!(await lockDocument(trx, tenantId, id))) throw notFound('Document');
+  const current = await loadDocument(trx, tenantId, id);
+  assertIfMatch(ifMatch, current);
+  return current;
 }
 
 /** Where a new upload is linked. */
@@ -134,25 +148,53 @@ async function fillMissingMetadata(db: Db, storage: Storage, tenantId: string, r
   );
 }
 
+/**
+ * The list request of a documents or categories list (contract §4, §22): sort, page or cursor;
+ * a cursor made for another sort or other `filters` is one 422 on `cursor`.
+ */
+export function readListRequest(params: ListParams, filters: Record<string, unknown> = {}): ListRequest {
+  const { request, errors } = listRequest(params, SORT_TYPES, filters);
+  throwIfInvalid(errors);
+  return request;
+}
+
 /** One page of documents; with `includeMetadata`, missing metadata is looked up in storage. */
 export async function listDocumentPage(
   db: Db,
   storage: Storage,
   tenantId: string,
   filters: DocumentFilters,
-  page: PageRequest,
+  request: ListRequest,
   includeMetadata: boolean,
-) {
-  const { total, rows } = await listDocuments(db, tenantId, filters, page);
+): Promise<{ data: Document[]; pagination: ListPagination }> {
+  const { page, rows } = await listDocuments(db, tenantId, filters, request);
   if (includeMetadata) await fillMissingMetadata(db, storage, tenantId, rows);
-  return { total, data: rows.map(toDocument) };
+  return { data: rows.map(toDocument), pagination: listPagination(page, request) };
 }
 
-/** Deletes the document, its links and its stored object; the object is removed before the row's deletion commits. */
-export async function removeDocument(db: Db, storage: Storage, tenantId: string, id: number): Promise<void> {
+const toCategory = (row: CategoryRow): DocumentCategory => ({
+  id: Number(row.id),
+  name: row.name,
+  created_at: row.created_at.toISOString(),
+  updated_at: row.updated_at.toISOString(),
+});
+
+/** One page of the tenant's document categories ("General" exists once the tenant lists them). */
+export async function listCategoryPage(db: Db, tenantId: string, request: ListRequest) {
+  await ensureGeneralCategory(db, tenantId);
+  const { page, rows } = await listCategories(db, tenantId, request);
+  return { data: rows.map(toCategory), pagination: listPagination(page, request) };
+}
+
+/**
+ * Deletes the document, its links and its stored object (If-Match checked on the locked row);
+ * the object is removed before the row's deletion commits.
+ */
+export async function removeDocument(db: Db, storage: Storage, tenantId: string, id: number, ifMatch?: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
     if (!(await lockDocument(trx, tenantId, id))) throw notFound('Document');
     const row = (await findDocument(trx, tenantId, id)) as DocumentRow;
+    assertIfMatch(ifMatch, toDocument(row));
     await deleteDocument(trx, tenantId, id);
     await writeEvent(trx, { tenantId, type: 'document.deleted', data: { id } });
     await storage.remove(row.storage_key);
