@@ -6,7 +6,7 @@
 // exist when it runs.
 import { beforeAll, describe, expect, test } from 'bun:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { type ApiResponse, type Stack, sharedStack, type TestTenant } from '@crm/testing';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 
@@ -136,18 +136,20 @@ function remember({ method, path }: Operation, body: Json) {
   if (path.startsWith('/v1/product-categories') && data.reference) learned.category = data.reference;
 }
 
-async function call({ method, path, op }: Operation) {
+async function call({ method, path, op }: Operation, headers: Record<string, string> = {}) {
   const url = concretePath(path);
   const content = deref(op.requestBody)?.content ?? {};
   if (content['multipart/form-data'] || /multipart\/form-data/.test(op.description ?? '')) {
     const form = new FormData();
     form.append('file', new File(['contract test'], 'contract.txt', { type: 'text/plain' }));
-    return { url, res: await tenant.request(method.toUpperCase(), url, { raw: form }) };
+    return { url, res: await tenant.request(method.toUpperCase(), url, { raw: form, headers }) };
   }
   const schema = content['application/json']?.schema;
   const body = schema ? sample(schema) : undefined;
-  return { url, res: await tenant.request(method.toUpperCase(), url, body === undefined ? {} : { body }) };
+  return { url, res: await tenant.request(method.toUpperCase(), url, body === undefined ? { headers } : { body, headers }) };
 }
+
+const hasParameter = (op: Json, ref: string) => (op.parameters ?? []).some((p: Json) => p.$ref === `#/components/parameters/${ref}`);
 
 describe('contract: real responses match the OpenAPI document', () => {
   test('every operation answers with a documented status and a body matching its schema', async () => {
@@ -159,14 +161,14 @@ describe('contract: real responses match the OpenAPI document', () => {
     operations.sort((a, b) => orderOf(a) - orderOf(b));
     const problems: string[] = [];
     const seen: string[] = [];
-    for (const operation of operations) {
-      const { url, res } = await call(operation);
-      const label = `${operation.method.toUpperCase()} ${url} → ${res.status}`;
+    /** Checks one answer against the operation's documented statuses, body schemas and headers. */
+    const check = (operation: Operation, url: string, res: ApiResponse, note = '') => {
+      const label = `${operation.method.toUpperCase()} ${url}${note} → ${res.status}`;
       seen.push(res.status === 422 ? `${label} ${res.text.slice(0, 300)}` : label);
       const documented = deref(operation.op.responses[String(res.status)]);
       if (!documented) {
         problems.push(`${label}: status not documented (${res.text.slice(0, 200)})`);
-        continue;
+        return;
       }
       const schema = documented.content?.['application/json']?.schema;
       if (schema && (res.headers.get('content-type') ?? '').includes('json')) {
@@ -174,7 +176,30 @@ describe('contract: real responses match the OpenAPI document', () => {
         const validate = ajv.compile({ ...schema, components: { schemas: doc.components.schemas } });
         if (!validate(res.body)) problems.push(`${label}: ${ajv.errorsText(validate.errors)} in ${res.text.slice(0, 300)}`);
       }
+      // The kit's headers (§22, §24) are on the answers the document says carry them (lists are read in page mode here).
+      for (const header of ['ETag', 'Link']) {
+        if (documented.headers?.[header] && !res.headers.get(header)) problems.push(`${label}: documented ${header} header missing`);
+      }
+      if (res.headers.get('etag') && !documented.headers?.ETag) problems.push(`${label}: ETag header not documented`);
+    };
+    for (const operation of operations) {
+      // A stale If-Match is refused (412, documented) before the real call, which then still works.
+      if (hasParameter(operation.op, 'IfMatch')) {
+        const stale = await call(operation, { 'if-match': '"stale-contract-etag"' });
+        check(operation, stale.url, stale.res, ' (stale If-Match)');
+        if (stale.res.status < 300) problems.push(`${operation.method.toUpperCase()} ${stale.url}: a stale If-Match was not refused`);
+      }
+      const { url, res } = await call(operation);
+      check(operation, url, res);
       if (res.status < 300) remember(operation, res.body);
+      // A GET that gave an ETag gives a documented 304 to If-None-Match.
+      const etag = res.headers.get('etag');
+      if (operation.method === 'get' && res.status === 200 && etag) {
+        const again = await tenant.request('GET', url, { headers: { 'if-none-match': etag } });
+        check(operation, url, again, ' (If-None-Match)');
+        if (again.status !== 304 || again.text !== '')
+          problems.push(`GET ${url}: If-None-Match with the current ETag did not give an empty 304`);
+      }
     }
     console.log(`contract: ${operations.length} operations\n${seen.join('\n')}`);
     expect(problems).toEqual([]);

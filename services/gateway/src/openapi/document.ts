@@ -1,5 +1,5 @@
 import { type ServiceName, serviceNames } from '@crm/contracts';
-import { type DescribedRoute, describeRoutes, headers as h, type Logger, OPENAPI_PATH } from '@crm/http';
+import { type DescribedRoute, describeRoutes, errorStatus, headers as h, type Logger, OPENAPI_PATH } from '@crm/http';
 import { stringify } from 'yaml';
 import type { ServiceUrls } from '../health/health.ts';
 import { decorateOperation, sharedComponents } from './decorate.ts';
@@ -14,11 +14,43 @@ const DESCRIPTION = `Multi-tenant CRM API. Every request under \`/v1\` needs the
 - **Rate limits** per account: reads (GET, HEAD) 120/min, writes (POST, PUT, PATCH, DELETE) 30/min unless the operator changed them,
   exact across gateway replicas (GCRA). Every response has \`RateLimit-Policy\` and \`RateLimit\`; over the limit → 429 \`rate_limited\` with \`Retry-After\`.
   Requests without a valid key are limited per client address.
-- **Idempotency**: send \`Idempotency-Key\` on writes to retry safely. The first answer (status < 500, except validation errors) is stored 24 h and
+- **Idempotency**: send \`Idempotency-Key\` on writes to retry safely. The first answer (status < 500, except validation errors and 412) is stored 24 h and
   replayed with \`Idempotent-Replayed: true\`; the same key with another method, path or body → 422 \`idempotency_key_reused\`; while the first request
   runs → 409 \`idempotency_key_in_use\`. Multipart uploads are matched on method and path only.
-- **Lists**: \`per_page\` 1..100 (default 15), \`page\` from 1, \`sort=field\` or \`-field\`, \`updated_since\`; answers carry \`pagination\`.
-- **Audit**: every request is recorded (\`GET /v1/audit-logs\`), never with the key.`;
+- **Audit**: every request is recorded (\`GET /v1/audit-logs\`), never with the key.
+
+## Lists: page mode and cursor mode
+
+Every list takes \`per_page\` 1..100 (default 15), \`sort=field\` or \`-field\` (ties broken by \`id\`), \`updated_since\` and its own filters,
+and answers \`{ "data": [...], "pagination": { total, per_page, current_page, last_page, has_more, next_cursor } }\`.
+
+- **Page mode** (the default, \`page\` from 1): \`total\`, \`current_page\` and \`last_page\` are counted; a page past the end is \`data: []\`.
+- **Cursor mode** (opt-in): send \`cursor=<pagination.next_cursor>\` to continue after the last item returned, with the same \`sort\` and filters.
+  A cursor page is not counted (\`total\`, \`current_page\`, \`last_page\` are \`null\`); \`next_cursor\` is \`null\` when \`has_more\` is false.
+  A walk with cursors returns every item that existed for the whole walk exactly once, whatever is inserted or deleted meanwhile
+  (sorted by \`updated_at\`, an item updated during the walk comes again: what an incremental sync wants). A cursor is opaque and bound to
+  its sort and filters: with others, malformed, or together with \`page\` → 422 on \`cursor\`.
+- **Link** header (RFC 8288) on every list answer, relative to the host and repeating \`per_page\`, \`sort\` and the filters: page mode
+  \`rel="first"\`, \`rel="prev"\` (past page 1), \`rel="next"\` (while \`has_more\`) and \`rel="last"\`; cursor mode \`rel="next"\` while \`has_more\`.
+
+## ETags and conditional requests
+
+Every single-resource answer (\`{ "data": {...} }\` of GET, POST, PUT, PATCH) carries a strong \`ETag\` that changes whenever the representation does.
+
+- \`GET\` with \`If-None-Match: <etag>\` → 304 without a body while it is current (still counted as a read).
+- \`PUT\`, \`PATCH\`, \`DELETE\` with \`If-Match: <etag>\` → 412 \`precondition_failed\` when the resource changed since, and nothing changes;
+  \`If-Match: *\` matches any existing version; a missing resource is still 404. Of two writers holding the same ETag exactly one succeeds.
+  Without \`If-Match\` a write proceeds as before.
+- With an \`Idempotency-Key\`, a 412 is not stored: retry with the fresh ETag and the same key. A repeat of a key whose write succeeded
+  replays the recorded answer (with its \`ETag\`) before \`If-Match\` is looked at.
+
+## Error types
+
+| status | type |
+|---|---|
+${Object.entries(errorStatus)
+  .map(([type, status]) => `| ${status} | \`${type}\` |`)
+  .join('\n')}`;
 
 export interface OpenApiSource {
   urls: ServiceUrls;
@@ -67,7 +99,8 @@ export function createOpenApiDocument(source: OpenApiSource) {
     const sorted: Paths = {};
     for (const path of Object.keys(merged).sort()) {
       sorted[path] = merged[path] as Paths[string];
-      for (const [method, operation] of Object.entries(sorted[path] as Paths[string])) decorateOperation(method, path, operation);
+      for (const [method, operation] of Object.entries(sorted[path] as Paths[string]))
+        decorateOperation(method, path, operation, sorted[path] as Paths[string]);
     }
     const components = sharedComponents();
     hoistNamedSchemas(sorted, components.schemas);
