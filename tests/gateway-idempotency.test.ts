@@ -102,6 +102,61 @@ describe('idempotency keys (contract §8)', () => {
     expect(fixed.headers.get('idempotent-replayed')).toBeNull();
   });
 
+  test('a 412 precondition_failed is not stored: the same key with the fresh ETag executes (§24)', async () => {
+    const reference = `IDEM-${crypto.randomUUID().slice(0, 8)}`;
+    const created = await tenant.request('POST', '/v1/product-categories', { body: { name: 'Before', reference } });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    const read = await tenant.request('GET', `/v1/product-categories/${id}`);
+    const fresh = read.headers.get('etag') as string;
+    expect(fresh).toMatch(/^"[^"]+"$/);
+    // Someone else changed it meanwhile: the ETag held is stale.
+    const stale = fresh;
+    const other = await tenant.request('PUT', `/v1/product-categories/${id}`, { body: { name: 'Changed by someone else' } });
+    expect(other.status).toBe(200);
+    const current = other.headers.get('etag') as string;
+    expect(current).not.toBe(stale);
+
+    const key = newKey();
+    const body = { name: 'After' };
+    const refused = await tenant.request('PUT', `/v1/product-categories/${id}`, { body, headers: { ...keyed(key), 'if-match': stale } });
+    expect(refused.status).toBe(412);
+    expect(refused.body.error.type).toBe('precondition_failed');
+    expect(refused.headers.get('idempotent-replayed')).toBeNull();
+    const stored = await stack.sql('select 1 from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, key]);
+    expect(stored.rows).toHaveLength(0);
+    expect((await tenant.request('GET', `/v1/product-categories/${id}`)).body.data.name).toBe('Changed by someone else');
+
+    // The same key, the same body, the fresh ETag: executed, not a replayed 412.
+    const retried = await tenant.request('PUT', `/v1/product-categories/${id}`, { body, headers: { ...keyed(key), 'if-match': current } });
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    expect(retried.body.data.name).toBe('After');
+    const after = retried.headers.get('etag') as string;
+    expect(after).not.toBe(current);
+
+    // Its repeat replays the recorded answer with its ETag, before If-Match is looked at (the held tag is stale by now).
+    const replayed = await tenant.request('PUT', `/v1/product-categories/${id}`, { body, headers: { ...keyed(key), 'if-match': current } });
+    expect(replayed.status).toBe(200);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.headers.get('etag')).toBe(after);
+    expect(replayed.text).toBe(retried.text);
+    expect((await tenant.request('GET', `/v1/product-categories/${id}`)).headers.get('etag')).toBe(after);
+  });
+
+  test('a replayed creation carries the ETag of the recorded answer (§24)', async () => {
+    const key = newKey();
+    const body = { name: 'Tagged', reference: `TAG-${crypto.randomUUID().slice(0, 8)}` };
+    const first = await tenant.request('POST', '/v1/product-categories', { body, headers: keyed(key) });
+    expect(first.status).toBe(201);
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^"[^"]+"$/);
+    const second = await tenant.request('POST', '/v1/product-categories', { body, headers: keyed(key) });
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.headers.get('etag')).toBe(etag);
+    expect((await tenant.request('GET', `/v1/product-categories/${first.body.data.id}`)).headers.get('etag')).toBe(etag);
+  });
+
   test('other 4xx answers of the service are stored and replayed', async () => {
     const key = newKey();
     const first = await tenant.request('DELETE', '/v1/contacts/no-such-contact', { headers: keyed(key) });
