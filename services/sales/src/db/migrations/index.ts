@@ -6,6 +6,7 @@ import { m0004ContactsSearch } from './0004_contacts_search.ts';
 import { m0010Orders } from './0010_orders.ts';
 import { m0020InputBounds } from './0020_input_bounds.ts';
 import { m0021OrdersInputBounds } from './0021_orders_input_bounds.ts';
+import { m0030UsersKeyset } from './0030_users_keyset.ts';
 
 /** Sales migrations in order; append only. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   m0010Orders,
   m0020InputBounds,
   m0021OrdersInputBounds,
+  m0030UsersKeyset,
 ];
