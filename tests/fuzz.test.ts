@@ -66,15 +66,22 @@ async function fuzzOperations(ctx: RunContext, hints: Hints): Promise<void> {
   const ordered = runOrder(operations);
   const perOperation = Math.max(1, Math.ceil(config.runs / ordered.length));
   const end = Date.now() + config.timeLimitMs;
+  // A dead process ends the run; kept aside rather than thrown through fast-check, whose
+  // message would print the whole (possibly megabyte-sized) case.
+  let fatal: unknown;
   for (const [index, op] of ordered.entries()) {
     // Each operation gets its share of the time left, so a slow one cannot starve the rest.
     const opEnd = Date.now() + (end - Date.now()) / (ordered.length - index);
     await fc.assert(
       fc.asyncProperty(caseArbitrary(op, hints), async (c) => {
-        if (Date.now() < opEnd) await runCase(ctx, c);
+        if (fatal !== undefined || Date.now() >= opEnd) return;
+        await runCase(ctx, c).catch((error) => {
+          fatal = error;
+        });
       }),
-      { numRuns: perOperation, seed: config.seed + index, endOnFailure: true },
+      { numRuns: perOperation, seed: config.seed + index },
     );
+    if (fatal !== undefined) throw fatal;
   }
 }
 

@@ -29,7 +29,7 @@ export function fuzzConfig(env: Record<string, string | undefined> = process.env
     profile,
     seed: positiveInt(env, 'FUZZ_SEED', profile === 'long' ? randomSeed : BOUNDED_SEED),
     runs: positiveInt(env, 'FUZZ_RUNS', profile === 'long' ? 6000 : 450),
-    timeLimitMs: positiveInt(env, 'FUZZ_TIME_LIMIT_S', profile === 'long' ? 300 : 40) * 1000,
+    timeLimitMs: positiveInt(env, 'FUZZ_TIME_LIMIT_S', profile === 'long' ? 300 : 35) * 1000,
   };
 }
 

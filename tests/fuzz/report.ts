@@ -36,6 +36,10 @@ export class FuzzReport {
     refusedWritesLeftBehind: 0,
     /** Refused writes whose only trace is an advanced id sequence (a gap in ids; reported, not failed). */
     refusedWritesIdGapOnly: 0,
+    /** Refused writes whose only change was in background-fed tables and that were sent again to check. */
+    confirmationReplays: 0,
+    /** …of which the repeat changed nothing: a late effect of earlier work, not counted. */
+    backgroundChangesNotReproduced: 0,
     unanswered: 0,
   };
   /** Where the run's time went (ms): requests, snapshots of writes, waiting for background work. */
@@ -122,7 +126,12 @@ export class FuzzReport {
   /** The three figures of the closing note, on one line. */
   totalsLine(): string {
     const t = this.totals;
-    return `requests tried: ${t.requests} · 5xx seen: ${t.fiveXX} · refused writes that left something behind: ${t.refusedWritesLeftBehind} (of ${t.refusedWrites} refused writes; ${t.refusedWritesIdGapOnly} more advanced only an id sequence) · unanswered: ${t.unanswered}`;
+    const notes = [
+      `of ${t.refusedWrites} refused writes`,
+      `${t.refusedWritesIdGapOnly} more advanced only an id sequence`,
+      `${t.backgroundChangesNotReproduced} background-table changes not reproduced on a repeat`,
+    ];
+    return `requests tried: ${t.requests} · 5xx seen: ${t.fiveXX} · refused writes that left something behind: ${t.refusedWritesLeftBehind} (${notes.join('; ')}) · unanswered: ${t.unanswered}`;
   }
 
   /** A grouped, human-readable summary: totals, then one block per group with a replay line. */

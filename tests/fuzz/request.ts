@@ -59,7 +59,7 @@ export async function sendRequest(
   baseUrl: string,
   apiKey: string,
   request: WireRequest,
-  timeoutMs = 30_000,
+  timeoutMs = 20_000,
 ): Promise<WireResponse | { error: string }> {
   try {
     const response = await fetch(baseUrl + request.target, {

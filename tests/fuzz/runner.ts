@@ -4,8 +4,8 @@ import type { FuzzCase } from './cases.ts';
 import { answerFindings, CHECK_ANSWERED, CHECK_NOTHING_LEFT } from './checks.ts';
 import { collectionCreatedBy, collectionOfParam, PoolRef, type ResourcePool } from './pool.ts';
 import type { FuzzReport } from './report.ts';
-import { buildRequest, sendRequest, type WireResponse } from './request.ts';
-import type { Snapshotter } from './snapshot.ts';
+import { buildRequest, sendRequest, type WireRequest, type WireResponse } from './request.ts';
+import type { Snapshot, Snapshotter } from './snapshot.ts';
 
 export interface RunContext {
   gatewayUrl: string;
@@ -35,21 +35,42 @@ export async function runCase(ctx: RunContext, c: FuzzCase): Promise<void> {
   ctx.report.countRequest(c, request, answer.status, ms, answer.text);
   const seen = { status: answer.status, text: answer.text, json: answer.json, requestId: answer.headers.get('x-request-id') };
   for (const finding of answerFindings(c, answer, realPath)) ctx.report.add(c, request, finding.check, finding.detail, seen);
-  if (isWrite && answer.status >= 400 && answer.status < 500 && before) {
-    ctx.report.totals.refusedWrites += 1;
-    const changes = ctx.snapshots.diff(before, await timed(ctx, 'snapshot', () => ctx.snapshots.take()));
-    const left = changes.filter((change) => !change.idSequenceOnly);
-    if (left.length > 0) {
-      ctx.report.totals.refusedWritesLeftBehind += 1;
-      ctx.report.add(c, request, CHECK_NOTHING_LEFT, left.map((ch) => `${ch.what}: ${ch.before} → ${ch.after}`).join('; '), seen);
-    } else if (changes.length > 0) {
-      ctx.report.totals.refusedWritesIdGapOnly += 1;
-    }
-    if (changes.length > 0) await timed(ctx, 'settle', () => ctx.snapshots.settle());
-  }
+  if (isWrite && answer.status >= 400 && answer.status < 500 && before) await checkRefusedWrite(ctx, c, request, before, seen);
   if (answer.status < 300) learnFrom(c, answer, ctx.pool);
   if (answer.status === 404 && c.inputClass === 'valid' && c.op.method === 'GET') forgetMissing(c, ctx.pool);
   if (isWrite && answer.status < 300) await timed(ctx, 'settle', () => ctx.snapshots.settle());
+}
+
+type Seen = { status: number; text: string; json: any; requestId: string | null };
+
+/**
+ * A refused write must leave nothing behind. A change only in tables background work was seen
+ * changing (event consumers, webhook deliveries) may be a late effect of an earlier success, so
+ * it counts only when the same request, sent again once all is quiet, changes them again.
+ */
+async function checkRefusedWrite(ctx: RunContext, c: FuzzCase, request: WireRequest, before: Snapshot, seen: Seen): Promise<void> {
+  const { report, snapshots } = ctx;
+  report.totals.refusedWrites += 1;
+  const changes = snapshots.diff(before, await timed(ctx, 'snapshot', () => snapshots.take()));
+  let left = changes.filter((change) => !change.idSequenceOnly);
+  if (changes.length > 0) await timed(ctx, 'settle', () => snapshots.settle());
+  if (left.length > 0 && left.every((change) => change.background)) {
+    report.totals.confirmationReplays += 1;
+    const again = await timed(ctx, 'snapshot', () => snapshots.take());
+    const replay = await sendRequest(ctx.gatewayUrl, ctx.apiKey, request);
+    const refusedAgain = !('error' in replay) && replay.status >= 400 && replay.status < 500;
+    left = refusedAgain
+      ? snapshots.diff(again, await timed(ctx, 'snapshot', () => snapshots.take())).filter((ch) => !ch.idSequenceOnly)
+      : [];
+    if (left.length === 0) report.totals.backgroundChangesNotReproduced += 1;
+    await timed(ctx, 'settle', () => snapshots.settle());
+  }
+  if (left.length > 0) {
+    report.totals.refusedWritesLeftBehind += 1;
+    report.add(c, request, CHECK_NOTHING_LEFT, left.map((ch) => `${ch.what}: ${ch.before} → ${ch.after}`).join('; '), seen);
+  } else if (changes.length > 0 && changes.every((change) => change.idSequenceOnly)) {
+    report.totals.refusedWritesIdGapOnly += 1;
+  }
 }
 
 async function timed<T>(ctx: RunContext, what: 'snapshot' | 'settle', work: () => Promise<T>): Promise<T> {

@@ -23,13 +23,20 @@ export interface Change {
   after: string;
   /** An id sequence (serial column) that advanced: a gap in ids, not data left behind. */
   idSequenceOnly?: boolean;
+  /** A table background work was seen changing (an event consumer's): the change may not be this request's. */
+  background?: boolean;
 }
 
 export interface Snapshotter {
   /** Database and bucket as they are now. */
   take(): Promise<Snapshot>;
-  /** Waits until background work (outbox relay, event consumers, webhook deliveries) is quiet. */
+  /**
+   * Waits until background work (outbox relay, event consumers, webhook deliveries) is quiet,
+   * and remembers which tables it saw changing while no request was in flight.
+   */
   settle(maxMs?: number): Promise<boolean>;
+  /** Tables seen changing by themselves (filled by settle). */
+  readonly backgroundTables: ReadonlySet<string>;
   /** What changed from one snapshot to the next. */
   diff(before: Snapshot, after: Snapshot): Change[];
   close(): void;
@@ -53,6 +60,7 @@ export async function createSnapshotter(stack: Stack): Promise<Snapshotter> {
   const pendingSql = outboxes.length ? outboxes.map((t) => `(select count(*) from ${t.name} where published_at is null)`).join(' + ') : '0';
   const idSequences = await ownedSequences(stack);
   const s3 = s3Client(stack.s3);
+  const backgroundTables = new Set<string>();
 
   async function database() {
     const [content, sequences] = await Promise.all([
@@ -75,25 +83,29 @@ export async function createSnapshotter(stack: Stack): Promise<Snapshotter> {
     },
     async settle(maxMs = 3000) {
       const until = Date.now() + maxMs;
-      let previous = '';
+      let previous: Awaited<ReturnType<typeof database>> | undefined;
       let stableReads = 0;
       while (Date.now() < until) {
         const [db, pending] = await Promise.all([database(), stack.sql<{ n: string }>(`select ${pendingSql} as n`)]);
-        const now = JSON.stringify([...db.tables, ...db.sequences]);
-        stableReads = now === previous && Number(pending.rows[0]?.n ?? 0) === 0 ? stableReads + 1 : 0;
-        if (stableReads >= 2) return true;
-        previous = now;
-        await Bun.sleep(60);
+        const moved = previous
+          ? [...db.tables].filter(([name, t]) => previous?.tables.get(name)?.sum !== t.sum).map(([name]) => name)
+          : ['(first read)'];
+        if (previous) for (const name of moved) backgroundTables.add(name);
+        stableReads = moved.length === 0 && Number(pending.rows[0]?.n ?? 0) === 0 ? stableReads + 1 : 0;
+        if (stableReads >= 1) return true;
+        previous = db;
+        await Bun.sleep(80);
       }
       return false;
     },
-    diff: (before, after) => diffSnapshots(before, after, idSequences),
+    backgroundTables,
+    diff: (before, after) => diffSnapshots(before, after, idSequences, backgroundTables),
     close: () => s3.destroy(),
   };
 }
 
 /** What differs between two snapshots, one entry per table, sequence or bucket figure. */
-function diffSnapshots(before: Snapshot, after: Snapshot, idSequences: Set<string>): Change[] {
+function diffSnapshots(before: Snapshot, after: Snapshot, idSequences: Set<string>, backgroundTables: ReadonlySet<string>): Change[] {
   const changes: Change[] = [];
   for (const [name, now] of after.tables) {
     const then = before.tables.get(name);
@@ -103,6 +115,7 @@ function diffSnapshots(before: Snapshot, after: Snapshot, idSequences: Set<strin
       what: `table ${name}`,
       before: then ? rows : 'absent',
       after: then && then.rows !== now.rows ? `${now.rows} rows` : 'changed',
+      background: backgroundTables.has(name),
     });
   }
   for (const [name, now] of after.sequences) {
