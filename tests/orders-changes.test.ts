@@ -134,7 +134,7 @@ describe('list', () => {
     const page = await tenant.request('GET', '/v1/orders?per_page=2&page=2');
     expect(page.body.data.map((o: any) => o.id)).toEqual([c.id]);
     expect(page.body.data[0].states).toHaveLength(1);
-    expect(page.body.pagination).toEqual({ total: 3, per_page: 2, current_page: 2, last_page: 2, has_more: false });
+    expect(page.body.pagination).toEqual({ total: 3, per_page: 2, current_page: 2, last_page: 2, has_more: false, next_cursor: null });
 
     const bad = await tenant.request('GET', '/v1/orders?sort=colour&per_page=0');
     expect(bad.status).toBe(422);

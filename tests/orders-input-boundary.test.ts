@@ -282,7 +282,14 @@ describe('list query', () => {
     const last = await tenant.request('GET', '/v1/orders?page=2147483647&state=2147483647&enterprise_id=2147483647');
     expect(last.status).toBe(200);
     expect(last.body.data).toEqual([]);
-    expect(last.body.pagination).toEqual({ total: 0, per_page: 15, current_page: 2147483647, last_page: 1, has_more: false });
+    expect(last.body.pagination).toEqual({
+      total: 0,
+      per_page: 15,
+      current_page: 2147483647,
+      last_page: 1,
+      has_more: false,
+      next_cursor: null,
+    });
   });
 });
 

@@ -189,7 +189,7 @@ describe('list', () => {
     const touched = (await t.request('PATCH', `/v1/opportunities/${o1.id}`, { body: { amount: 5 } })).body.data;
     expect(await names(`?updated_since=${encodeURIComponent(touched.updated_at)}`)).toEqual(['Alpha renewal']);
     const page = await t.request('GET', '/v1/opportunities?per_page=2&page=2');
-    expect(page.body.pagination).toEqual({ total: 3, per_page: 2, current_page: 2, last_page: 2, has_more: false });
+    expect(page.body.pagination).toEqual({ total: 3, per_page: 2, current_page: 2, last_page: 2, has_more: false, next_cursor: null });
     expect(
       (await t.request('GET', '/v1/opportunities?per_page=0&status=pending&enterprise_id=x')).body.error.details.map((d: any) => d.field),
     ).toEqual(expect.arrayContaining(['per_page', 'enterprise_id']));

@@ -1,5 +1,4 @@
-import { listQueryWith, Pagination } from '@crm/db';
-import { DateOnly, ExtraFields, Money, Name, QueryId } from '@crm/http';
+import { DateOnly, ExtraFields, ListPagination, listQueryWith, Money, Name, QueryId } from '@crm/http';
 import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
 
@@ -79,5 +78,5 @@ export const OpportunityListQuery = listQueryWith({
 });
 
 export const OpportunityResponse = t.Object({ data: Opportunity });
-export const OpportunityListResponse = t.Object({ data: t.Array(Opportunity), pagination: Pagination });
+export const OpportunityListResponse = t.Object({ data: t.Array(Opportunity), pagination: ListPagination });
 export const OpportunityBatchResponse = t.Object({ data: t.Array(Opportunity) });

@@ -1,4 +1,4 @@
-import { type PageRequest, pageWindow } from '@crm/db';
+import { type ListRequest, type PageOfIds, readPageIds, type SortType } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 
@@ -50,37 +50,30 @@ function filtered(db: Db, tenantId: string, filters: OpportunityFilters, updated
   return query;
 }
 
-/** Rows of these opportunity ids in the tenant. */
-export function findOpportunityRows(db: Db, tenantId: string, ids: number[]) {
+/** Rows of these opportunity ids in the tenant; `lock` holds them (taken in id order) until the transaction ends. */
+export function findOpportunityRows(db: Db, tenantId: string, ids: number[], { lock = false } = {}) {
   if (ids.length === 0) return Promise.resolve([]);
-  return db.selectFrom('opportunities').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', 'in', ids).orderBy('id').execute();
+  const query = db.selectFrom('opportunities').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', 'in', ids).orderBy('id');
+  return (lock ? query.forUpdate() : query).execute();
 }
 
 export type OpportunityRow = Awaited<ReturnType<typeof findOpportunityRows>>[number];
 
-/** One page of opportunities (deferred join over a tenant-leading index, see pageWindow) and the filtered total. */
-export async function listOpportunityRows(db: Db, tenantId: string, filters: OpportunityFilters, page: PageRequest) {
-  const base = filtered(db, tenantId, filters, page.updatedSince);
-  const count = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-  const total = Number(count.total);
-  const window = pageWindow(total, page.offset, page.perPage);
-  if (!window.any) return { total, rows: [] };
-  const direction = page.descending !== window.reversed ? 'desc' : 'asc';
-  const sortField = page.sortField as 'id' | 'name' | 'created_at' | 'updated_at';
-  const pageIds = base
-    .select('opportunities.id')
-    .orderBy(`opportunities.${sortField}`, direction)
-    .orderBy('opportunities.id', direction)
-    .limit(window.limit)
-    .offset(window.offset);
-  const rows = await db
-    .selectFrom('opportunities')
-    .innerJoin(pageIds.as('page'), 'page.id', 'opportunities.id')
-    .select(COLUMNS.map((c) => `opportunities.${c}` as const))
-    .orderBy(`opportunities.${sortField}`, direction)
-    .orderBy('opportunities.id', direction)
-    .execute();
-  return { total, rows: window.reversed ? rows.reverse() : rows };
+/** The sortable fields of the opportunity list and their column types (cursors cast their keys back with them). */
+export const OPPORTUNITY_SORTS = {
+  id: 'integer',
+  name: 'text',
+  created_at: 'timestamptz',
+  updated_at: 'timestamptz',
+} as const satisfies Record<string, SortType>;
+
+/**
+ * The ids of one page of the tenant's opportunities (page mode counts, cursor mode walks the
+ * keyset), in list order. Each sort has its `(tenant_id, field, id)` index and each equality filter
+ * its `(tenant_id, filter, id)` one (0003).
+ */
+export function listOpportunityIds(db: Db, tenantId: string, filters: OpportunityFilters, request: ListRequest): Promise<PageOfIds> {
+  return readPageIds(filtered(db, tenantId, filters, request.updatedSince), 'opportunities', request.window);
 }
 
 function columnValues(columns: OpportunityColumns) {

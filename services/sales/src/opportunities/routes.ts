@@ -1,5 +1,5 @@
 import { ExistingOpportunity } from '@crm/contracts';
-import { pageRequest } from '@crm/db';
+import { listRequest } from '@crm/db';
 import { Deleted, IdParams, isPlainObject, jsonBody, listQuery, notFound, type RuleCheck, requestContext, throwIfInvalid } from '@crm/http';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
@@ -13,12 +13,21 @@ import {
   OpportunityResponse,
   OpportunityUpdate,
 } from './model.ts';
-import { opportunityExists } from './repo.ts';
+import { OPPORTUNITY_SORTS, opportunityExists } from './repo.ts';
 import { opportunityRuleErrors } from './rules.ts';
 import { createOpportunities, deleteOpportunity, getOpportunity, listOpportunities, updateOpportunity } from './service.ts';
 
-const SORTABLE = ['id', 'name', 'created_at', 'updated_at'] as const;
+const SORT_NAMES = Object.keys(OPPORTUNITY_SORTS);
 const TAGS = ['Opportunities'];
+
+/** What the OpenAPI document says of lists (contract §22) and conditional requests (§24) on opportunities. */
+const LIST_MODES = [
+  'Page mode (`page`, counted: `total`, `current_page`, `last_page`) or cursor mode: send `pagination.next_cursor` as `cursor` to continue after the last item with the same sort and filters, without counting (those three are null). A cursor walk by id, name or created_at returns every opportunity that existed for the whole walk exactly once; by updated_at, one updated during the walk may come again. A cursor with another sort or filters, a malformed one, or `cursor` with `page` → 422 on `cursor`.',
+  "The `Link` header (RFC 8288) has first/prev/next/last page URLs in page mode and the next cursor URL in cursor mode, with the request's `per_page`, `sort` and filters.",
+].join('\n\n');
+const ETAG_READ = 'The answer carries a strong `ETag`; `If-None-Match` with the current one → 304 without a body.';
+const IF_MATCH =
+  '`If-Match` (optional): the write happens only when it equals the current `ETag` (or is `*`), else 412 `precondition_failed` and nothing changes (no event); a 412 is not stored under an `Idempotency-Key`, so the same key may be retried with a fresh ETag.';
 
 /** Opportunities (contract §12): public CRUD, list and batch, and the internal existence check. */
 export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
@@ -40,9 +49,20 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
     detail: {
       summary: 'Update an opportunity',
       tags: TAGS,
-      description: 'Partial update: omitted fields are kept, `null` clears a nullable field. PUT and PATCH behave the same.',
+      description: `Partial update: omitted fields are kept, \`null\` clears a nullable field. PUT and PATCH behave the same. ${IF_MATCH} The answer carries the new \`ETag\`.`,
     },
   };
+  const updateHandler = ({
+    params,
+    body,
+    tenantId,
+    ifMatch,
+  }: {
+    params: { id: number };
+    body: OpportunityUpdate;
+    tenantId: string;
+    ifMatch?: string;
+  }) => updateOpportunity(db, tenantId, params.id, body, ifMatch).then((data) => ({ data }));
 
   return new Elysia({ name: 'sales-opportunities' })
     .use(requestContext)
@@ -59,26 +79,27 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
         detail: {
           summary: 'Create an opportunity',
           tags: TAGS,
-          description: '`enterprise_identifier` designates a contact by id, name, e-mail or CIF; `user_email` an account user.',
+          description:
+            "`enterprise_identifier` designates a contact by id, name, e-mail or CIF; `user_email` an account user. The answer carries the opportunity's `ETag`.",
         },
       },
     )
     .get(
       '/v1/opportunities',
       async ({ query, tenantId }) => {
-        const { request, errors } = pageRequest(query, SORTABLE);
+        const filters = { enterprise_id: query.enterprise_id, status: query.status, q: query.q };
+        // A cursor is bound to the sort, these filters and updated_since: replayed with others → 422 on `cursor`.
+        const { request, errors } = listRequest(query, OPPORTUNITY_SORTS, filters);
         throwIfInvalid(errors);
-        const { enterprise_id, status, q } = query;
-        return listOpportunities(db, tenantId, { enterprise_id, status, q }, request);
+        return listOpportunities(db, tenantId, filters, request);
       },
       {
-        ...listQuery(OpportunityListQuery, SORTABLE),
+        ...listQuery(OpportunityListQuery, SORT_NAMES),
         response: { 200: OpportunityListResponse },
         detail: {
           summary: 'List opportunities',
           tags: TAGS,
-          description:
-            'Filters: `enterprise_id`, `status`, `q` (substring of the name), `updated_since`; `sort` on id, name, created_at, updated_at.',
+          description: `Filters: \`enterprise_id\`, \`status\`, \`q\` (substring of the name), \`updated_since\`; \`sort\` on id, name, created_at, updated_at (\`-field\` descending, ties by id).\n\n${LIST_MODES}`,
         },
       },
     )
@@ -98,28 +119,20 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
     .get('/v1/opportunities/:id', async ({ params, tenantId }) => ({ data: await getOpportunity(db, tenantId, params.id) }), {
       params: IdParams,
       response: { 200: OpportunityResponse },
-      detail: { summary: 'Get an opportunity', tags: TAGS },
+      detail: { summary: 'Get an opportunity', tags: TAGS, description: ETAG_READ },
     })
-    .put(
-      '/v1/opportunities/:id',
-      async ({ params, body, tenantId }) => ({ data: await updateOpportunity(db, tenantId, params.id, body) }),
-      update,
-    )
-    .patch(
-      '/v1/opportunities/:id',
-      async ({ params, body, tenantId }) => ({ data: await updateOpportunity(db, tenantId, params.id, body) }),
-      update,
-    )
+    .put('/v1/opportunities/:id', updateHandler, update)
+    .patch('/v1/opportunities/:id', updateHandler, update)
     .delete(
       '/v1/opportunities/:id',
-      async ({ params, tenantId }) => {
-        await deleteOpportunity(db, tenantId, params.id);
+      async ({ params, tenantId, ifMatch }) => {
+        await deleteOpportunity(db, tenantId, params.id, ifMatch);
         return { deleted: true };
       },
       {
         params: IdParams,
         response: { 200: Deleted },
-        detail: { summary: 'Delete an opportunity', tags: TAGS, description: 'Its documents stay; they are detached.' },
+        detail: { summary: 'Delete an opportunity', tags: TAGS, description: `Its documents stay; they are detached. ${IF_MATCH}` },
       },
     )
     .get(

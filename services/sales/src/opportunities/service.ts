@@ -1,6 +1,6 @@
-import { type PageRequest, paginationOf } from '@crm/db';
+import { inIdOrder, type ListRequest, listPagination } from '@crm/db';
 import { writeEvent, writeEvents } from '@crm/events';
-import { notFound, throwIfInvalid } from '@crm/http';
+import { assertIfMatch, notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 import type { Opportunity, OpportunityCreate, OpportunityUpdate } from './model.ts';
@@ -8,7 +8,7 @@ import {
   deleteOpportunityRow,
   findOpportunityRows,
   insertOpportunities,
-  listOpportunityRows,
+  listOpportunityIds,
   type OpportunityColumns,
   type OpportunityFilters,
   type OpportunityRow,
@@ -61,10 +61,22 @@ export async function getOpportunity(db: Db, tenantId: string, id: number): Prom
   return opportunity;
 }
 
-/** One page of the tenant's opportunities with its pagination object. */
-export async function listOpportunities(db: Db, tenantId: string, filters: OpportunityFilters, page: PageRequest) {
-  const { total, rows } = await listOpportunityRows(db, tenantId, filters, page);
-  return { data: rows.map(toOpportunity), pagination: paginationOf(total, page.perPage, page.page) };
+/** One page of the tenant's opportunities (page or cursor mode, contract §22) with its pagination object. */
+export async function listOpportunities(db: Db, tenantId: string, filters: OpportunityFilters, request: ListRequest) {
+  const page = await listOpportunityIds(db, tenantId, filters, request);
+  const rows = await findOpportunityRows(db, tenantId, page.ids);
+  return { data: inIdOrder(rows, page.ids).map(toOpportunity), pagination: listPagination(page, request) };
+}
+
+/**
+ * Locks the opportunity's row until the transaction ends and checks `If-Match` (contract §24)
+ * against it as the API presents it: a concurrent writer with the same ETag waits here, then
+ * sees the new version and gets 412. 404 when it is not in the tenant.
+ */
+async function lockForWrite(trx: Db, tenantId: string, id: number, ifMatch: string | undefined): Promise<void> {
+  const [row] = await findOpportunityRows(trx, tenantId, [id], { lock: true });
+  if (!row) throw notFound('Opportunity');
+  assertIfMatch(ifMatch, toOpportunity(row));
 }
 
 /** Creates opportunities all or nothing, with one `opportunity.created` event each, in one transaction. */
@@ -92,12 +104,22 @@ export async function createOpportunities(
   });
 }
 
-/** Partial update (PUT and PATCH): omitted fields are kept, null clears a nullable field. */
-export async function updateOpportunity(db: Db, tenantId: string, id: number, input: OpportunityUpdate): Promise<Opportunity> {
+/**
+ * Partial update (PUT and PATCH): omitted fields are kept, null clears a nullable field. With
+ * `ifMatch`, only when it matches the current ETag (else 412, nothing written).
+ */
+export async function updateOpportunity(
+  db: Db,
+  tenantId: string,
+  id: number,
+  input: OpportunityUpdate,
+  ifMatch?: string,
+): Promise<Opportunity> {
   await getOpportunity(db, tenantId, id);
   const { details, enterpriseIds, userIds } = await opportunityRuleErrors(db, tenantId, [{ body: input, prefix: '' }]);
   throwIfInvalid(details);
   return db.transaction().execute(async (trx) => {
+    await lockForWrite(trx, tenantId, id, ifMatch);
     if (!(await updateOpportunityColumns(trx, tenantId, id, columnsOf(input, enterpriseIds[0], userIds)))) throw notFound('Opportunity');
     const opportunity = await getOpportunity(trx, tenantId, id);
     await writeEvent(trx, { tenantId, type: 'opportunity.updated', data: opportunity });
@@ -105,9 +127,10 @@ export async function updateOpportunity(db: Db, tenantId: string, id: number, in
   });
 }
 
-/** Deletes the opportunity and writes `opportunity.deleted` { id } in the same transaction. */
-export async function deleteOpportunity(db: Db, tenantId: string, id: number): Promise<void> {
+/** Deletes the opportunity and writes `opportunity.deleted` { id } in the same transaction; `ifMatch` as for updates. */
+export async function deleteOpportunity(db: Db, tenantId: string, id: number, ifMatch?: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    await lockForWrite(trx, tenantId, id, ifMatch);
     if (!(await deleteOpportunityRow(trx, tenantId, id))) throw notFound('Opportunity');
     await writeEvent(trx, { tenantId, type: 'opportunity.deleted', data: { id } });
   });

@@ -1,5 +1,4 @@
-import { Pagination } from '@crm/db';
-import { DateOnly, ExtraFields, Id, Money, Name, NonNegativeInt, Percentage, Quantity } from '@crm/http';
+import { DateOnly, ExtraFields, Id, ListPagination, Money, Name, NonNegativeInt, Percentage, Quantity } from '@crm/http';
 import { type Static, Type } from '@sinclair/typebox';
 
 // Request schemas are plain TypeBox (JSON integers and numbers, never coerced strings) with the
@@ -111,5 +110,5 @@ export const Order = Type.Object({
 export type Order = Static<typeof Order>;
 
 export const OrderEnvelope = Type.Object({ data: Order });
-export const OrderList = Type.Object({ data: Type.Array(Order), pagination: Pagination });
+export const OrderList = Type.Object({ data: Type.Array(Order), pagination: ListPagination });
 export const OrderBatchResponse = Type.Object({ data: Type.Array(Order) });

@@ -1,4 +1,4 @@
-import { fetchPage, type PageRequest } from '@crm/db';
+import { inIdOrder, type ListRequest, type PageOfIds, readPageIds, type SortType } from '@crm/db';
 import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { OrderLinesTable, OrderStatesTable, OrdersTable, SalesDatabase } from '../db/database.ts';
 
@@ -125,15 +125,36 @@ export async function loadOrdersById(db: Db, ids: number[]): Promise<StoredOrder
   );
 }
 
-/** One page of the tenant's orders and the total count. */
-export async function listOrders(db: Db, tenantId: string, filters: OrderFilters, page: PageRequest) {
-  let query = db.selectFrom('orders').where('tenant_id', '=', tenantId);
-  if (filters.enterprise_id !== undefined) query = query.where('enterprise_id', '=', filters.enterprise_id);
-  if (filters.state !== undefined) query = query.where('state', '=', filters.state);
-  if (filters.opportunity_id !== undefined) query = query.where('opportunity_id', '=', filters.opportunity_id);
-  if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
-  const { total, rows } = await fetchPage(query, page, (q) => q.selectAll());
-  return { total, orders: await withLinesAndStates(db, rows) };
+/** The sortable fields of the order list and their column types (cursors cast their keys back with them). */
+export const ORDER_SORTS = {
+  id: 'integer',
+  reference: 'text',
+  date_limit: 'date',
+  state: 'integer',
+  created_at: 'timestamptz',
+  updated_at: 'timestamptz',
+} as const satisfies Record<string, SortType>;
+
+/**
+ * One page of the tenant's orders (contract §4 page mode, §22 cursor mode) with their lines and
+ * states. The page's ids are walked on a `(tenant_id, field, id)` index (0031); only those
+ * orders are read in full.
+ */
+export async function listOrders(
+  db: Db,
+  tenantId: string,
+  filters: OrderFilters,
+  request: ListRequest,
+): Promise<{ page: PageOfIds; orders: StoredOrder[] }> {
+  let query = db.selectFrom('orders').where('orders.tenant_id', '=', tenantId);
+  if (filters.enterprise_id !== undefined) query = query.where('orders.enterprise_id', '=', filters.enterprise_id);
+  if (filters.state !== undefined) query = query.where('orders.state', '=', filters.state);
+  if (filters.opportunity_id !== undefined) query = query.where('orders.opportunity_id', '=', filters.opportunity_id);
+  if (request.updatedSince) query = query.where('orders.updated_at', '>=', request.updatedSince);
+  const page = await readPageIds(query, 'orders', request.window);
+  if (page.ids.length === 0) return { page, orders: [] };
+  const rows = await db.selectFrom('orders').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', page.ids).execute();
+  return { page, orders: await withLinesAndStates(db, inIdOrder(rows, page.ids)) };
 }
 
 /** Which of these opportunity ids exist in the tenant. */

@@ -1,13 +1,13 @@
-import { listQueryWith, pageRequest, paginationOf } from '@crm/db';
-import { Deleted, jsonBody, listQuery, MAX_INT, QueryId, requestContext, throwIfInvalid } from '@crm/http';
+import { listPagination, listRequest } from '@crm/db';
+import { Deleted, jsonBody, listQuery, listQueryWith, MAX_INT, QueryId, requestContext, throwIfInvalid } from '@crm/http';
 import { Elysia, t } from 'elysia';
 import { CreateOrderRequest, CreateOrdersBatchRequest, OrderBatchResponse, OrderEnvelope, OrderList, UpdateOrderRequest } from './model.ts';
 import { presentOrder } from './present.ts';
-import { listOrders } from './repo.ts';
+import { listOrders, ORDER_SORTS } from './repo.ts';
 import { batchOrders, orderRules, singleOrder } from './rules.ts';
 import { createOrders, deleteOrderByReference, getOrder, type OrdersDeps, updateOrder } from './service.ts';
 
-const SORTABLE = ['id', 'reference', 'date_limit', 'state', 'created_at', 'updated_at'] as const;
+const SORT_NAMES = Object.keys(ORDER_SORTS);
 const tags = ['Orders'];
 
 const OrderListQuery = listQueryWith({
@@ -18,15 +18,29 @@ const OrderListQuery = listQueryWith({
 // A reference is free text (NUL refused by the kit); one that names no order is simply not found.
 const ReferenceParams = t.Object({ reference: t.String({ description: 'The order reference, URL-encoded' }) });
 
+/** What the OpenAPI document says of conditional requests on one order (contract §24). */
+const ETAG_READ =
+  'The answer carries a strong `ETag` (of the order with its lines and states); `If-None-Match` with the current one → 304 without a body.';
+const IF_MATCH =
+  '`If-Match` (optional): the write happens only when it equals the current `ETag` (or is `*`), else 412 `precondition_failed` and nothing changes (no state entry, no event); a 412 is not stored under an `Idempotency-Key`, so the same key may be retried with a fresh ETag.';
+
 const UPDATE_DESCRIPTION =
   'Partial update: omitted fields are kept, `null` clears a nullable field. `products` replaces every line. ' +
-  'Changing `state` appends an entry to `states` (amount = the new total) and emits `order.state_changed`.';
+  'Changing `state` appends an entry to `states` (amount = the new total) and emits `order.state_changed`. ' +
+  `${IF_MATCH} The answer carries the new \`ETag\`.`;
+
+const LIST_DESCRIPTION = [
+  `Filters: \`enterprise_id\`, \`state\`, \`opportunity_id\`, \`updated_since\`; \`sort\` on ${SORT_NAMES.join(', ')} (\`-field\` descending, ties by id).`,
+  'Page mode (`page`, counted: `total`, `current_page`, `last_page`) or cursor mode: send `pagination.next_cursor` as `cursor` to continue after the last item with the same sort and filters, without counting (those three are null). A cursor walk by id, reference, date_limit or created_at returns every order that existed for the whole walk exactly once; by state or updated_at, an order changed during the walk may come again or be passed. A cursor with another sort or filters, a malformed one, or `cursor` with `page` → 422 on `cursor`.',
+  "The `Link` header (RFC 8288) has first/prev/next/last page URLs in page mode and the next cursor URL in cursor mode, with the request's `per_page`, `sort` and filters.",
+].join('\n\n');
 
 interface UpdateContext {
   params: { reference: string };
   body: UpdateOrderRequest;
   tenantId: string;
   requestId: string;
+  ifMatch?: string;
 }
 
 /** Orders (contract §13): CRUD and batch create under /v1/orders. */
@@ -36,8 +50,8 @@ export function ordersRoutes(deps: OrdersDeps) {
   const createBody = jsonBody(CreateOrderRequest, orderRules(deps, singleOrder, { parties: true }));
   const batchBody = jsonBody(CreateOrdersBatchRequest, orderRules(deps, batchOrders, { parties: true }));
   const updateBody = jsonBody(UpdateOrderRequest, orderRules(deps, singleOrder, { parties: false }));
-  const update = ({ params, body, tenantId, requestId }: UpdateContext) =>
-    updateOrder(deps, { tenantId, requestId }, params.reference, body).then((data) => ({ data }));
+  const update = ({ params, body, tenantId, requestId, ifMatch }: UpdateContext) =>
+    updateOrder(deps, { tenantId, requestId }, params.reference, body, ifMatch).then((data) => ({ data }));
   const updateHook = { params: ReferenceParams, ...updateBody, response: { 200: OrderEnvelope } };
   return new Elysia({ name: 'sales-orders' })
     .use(requestContext)
@@ -57,7 +71,7 @@ export function ordersRoutes(deps: OrdersDeps) {
           description:
             'Lines are priced from the catalog (`rate_sku`, default the primary rate) and keep a snapshot of the product. ' +
             'Without `reference`, the next `ORD-000001`-style reference of the account is generated; a given reference ' +
-            'of that form moves the sequence past it, so generated references never collide.',
+            "of that form moves the sequence past it, so generated references never collide. The answer carries the order's `ETag`.",
         },
       },
     )
@@ -77,22 +91,23 @@ export function ordersRoutes(deps: OrdersDeps) {
     .get(
       '/v1/orders',
       async ({ query, tenantId }) => {
-        const { request, errors } = pageRequest(query, SORTABLE);
-        throwIfInvalid(errors); // listQuery already refused what pageRequest could object to
         const filters = { enterprise_id: query.enterprise_id, state: query.state, opportunity_id: query.opportunity_id };
-        const { total, orders } = await listOrders(deps.db, tenantId, filters, request);
-        return { data: orders.map(presentOrder), pagination: paginationOf(total, request.perPage, request.page) };
+        // A cursor is bound to the sort, these filters and updated_since: replayed with others → 422 on `cursor`.
+        const { request, errors } = listRequest(query, ORDER_SORTS, filters);
+        throwIfInvalid(errors);
+        const { page, orders } = await listOrders(deps.db, tenantId, filters, request);
+        return { data: orders.map(presentOrder), pagination: listPagination(page, request) };
       },
       {
-        ...listQuery(OrderListQuery, SORTABLE),
+        ...listQuery(OrderListQuery, SORT_NAMES),
         response: { 200: OrderList },
-        detail: { summary: 'List orders', tags, description: `Sortable by ${SORTABLE.join(', ')}.` },
+        detail: { summary: 'List orders', tags, description: LIST_DESCRIPTION },
       },
     )
     .get('/v1/orders/:reference', async ({ params, tenantId }) => ({ data: await getOrder(deps.db, tenantId, params.reference) }), {
       params: ReferenceParams,
       response: { 200: OrderEnvelope },
-      detail: { summary: 'Get an order', tags },
+      detail: { summary: 'Get an order', tags, description: ETAG_READ },
     })
     .put('/v1/orders/:reference', update, { ...updateHook, detail: { summary: 'Update an order', tags, description: UPDATE_DESCRIPTION } })
     .patch('/v1/orders/:reference', update, {
@@ -101,10 +116,10 @@ export function ordersRoutes(deps: OrdersDeps) {
     })
     .delete(
       '/v1/orders/:reference',
-      async ({ params, tenantId }) => {
-        await deleteOrderByReference(deps, tenantId, params.reference);
+      async ({ params, tenantId, ifMatch }) => {
+        await deleteOrderByReference(deps, tenantId, params.reference, ifMatch);
         return { deleted: true };
       },
-      { params: ReferenceParams, response: { 200: Deleted }, detail: { summary: 'Delete an order', tags } },
+      { params: ReferenceParams, response: { 200: Deleted }, detail: { summary: 'Delete an order', tags, description: IF_MATCH } },
     );
 }

@@ -1,6 +1,6 @@
 import { isUniqueViolation } from '@crm/db';
 import { writeEvents } from '@crm/events';
-import { AppError, type InternalClient, notFound, validationError } from '@crm/http';
+import { AppError, assertIfMatch, type InternalClient, notFound, validationError } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 import type { CallContext } from './lines.ts';
@@ -97,15 +97,37 @@ async function validateUpdate(deps: OrdersDeps, ctx: CallContext, body: UpdateOr
 }
 
 /**
+ * Locks the order's row until the transaction ends (every write of an order, its lines or its
+ * states takes this lock first) and checks `If-Match` (contract §24) against the order exactly
+ * as the API presents it, lines and states included: a concurrent writer with the same ETag
+ * waits here, then sees the new version and gets 412 before it writes anything. 404 when absent.
+ */
+async function lockOrder(trx: Db, tenantId: string, reference: string, ifMatch: string | undefined): Promise<repo.OrderRow> {
+  const current = await repo.findOrderRow(trx, tenantId, reference, true);
+  if (!current) throw notFound('Order');
+  if (ifMatch !== undefined) {
+    const [stored] = await repo.withLinesAndStates(trx, [current]);
+    assertIfMatch(ifMatch, presentOrder(stored as repo.StoredOrder));
+  }
+  return current;
+}
+
+/**
  * Partial update of an order. `products` replaces every line. A changed `state` appends a
  * state entry (amount = the new total) and an `order.state_changed` event next to `order.updated`.
+ * With `ifMatch`, only when it matches the current ETag (else 412: no row, state or event written).
  */
-export async function updateOrder(deps: OrdersDeps, ctx: CallContext, reference: string, body: UpdateOrderRequest): Promise<Order> {
+export async function updateOrder(
+  deps: OrdersDeps,
+  ctx: CallContext,
+  reference: string,
+  body: UpdateOrderRequest,
+  ifMatch?: string,
+): Promise<Order> {
   if (!(await repo.findOrderRow(deps.db, ctx.tenantId, reference))) throw notFound('Order');
   const lines = await validateUpdate(deps, ctx, body);
   return deps.db.transaction().execute(async (trx) => {
-    const current = await repo.findOrderRow(trx, ctx.tenantId, reference, true);
-    if (!current) throw notFound('Order');
+    const current = await lockOrder(trx, ctx.tenantId, reference, ifMatch);
     const { products: _lines, extra_fields, ...fields } = body;
     const changes: repo.OrderChanges = { ...fields };
     if (extra_fields !== undefined) changes.extra_fields = extra_fields === null ? null : JSON.stringify(extra_fields);
@@ -129,11 +151,10 @@ export async function updateOrder(deps: OrdersDeps, ctx: CallContext, reference:
   });
 }
 
-/** Deletes an order and writes `order.deleted` ({ id, reference }) in the same transaction. */
-export async function deleteOrderByReference(deps: OrdersDeps, tenantId: string, reference: string): Promise<void> {
+/** Deletes an order and writes `order.deleted` ({ id, reference }) in the same transaction; `ifMatch` as for updates. */
+export async function deleteOrderByReference(deps: OrdersDeps, tenantId: string, reference: string, ifMatch?: string): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
-    const current = await repo.findOrderRow(trx, tenantId, reference, true);
-    if (!current) throw notFound('Order');
+    const current = await lockOrder(trx, tenantId, reference, ifMatch);
     await repo.deleteOrder(trx, current.id);
     await writeEvents(trx, [{ tenantId, type: 'order.deleted', data: { id: current.id, reference: current.reference } }]);
   });

@@ -7,6 +7,7 @@ import { m0010Orders } from './0010_orders.ts';
 import { m0020InputBounds } from './0020_input_bounds.ts';
 import { m0021OrdersInputBounds } from './0021_orders_input_bounds.ts';
 import { m0030UsersKeyset } from './0030_users_keyset.ts';
+import { m0031OrdersKeyset } from './0031_orders_keyset.ts';
 
 /** Sales migrations in order; append only. */
 export const migrations = [
@@ -19,4 +20,5 @@ export const migrations = [
   m0020InputBounds,
   m0021OrdersInputBounds,
   m0030UsersKeyset,
+  m0031OrdersKeyset,
 ];
