@@ -96,10 +96,13 @@ export function errorBody(type: ErrorType, message: string, requestId: string, d
   return { error: { type, message, ...(details && details.length > 0 ? { details } : {}), request_id: requestId } };
 }
 
-/** A JSON Response carrying the error envelope, with the request id header. */
+/** Header that names the error type of an error answer, so the gateway need not parse the body. */
+export const ERROR_TYPE_HEADER = 'x-error-type';
+
+/** A JSON Response carrying the error envelope, with the request id and error type headers. */
 export function errorResponse(error: AppError, requestId: string): Response {
   return new Response(JSON.stringify(errorBody(error.type, error.message, requestId, error.details)), {
     status: error.status,
-    headers: { 'content-type': 'application/json', 'x-request-id': requestId, ...error.headers },
+    headers: { 'content-type': 'application/json', 'x-request-id': requestId, [ERROR_TYPE_HEADER]: error.type, ...error.headers },
   });
 }
