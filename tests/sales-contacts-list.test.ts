@@ -29,13 +29,20 @@ describe('pagination', () => {
     const res = await tenant.request('GET', '/v1/contacts');
     expect(res.status).toBe(200);
     expect(ids(res.body)).toEqual(sortedIds().slice(0, 15));
-    expect(res.body.pagination).toEqual({ total: COUNT, per_page: 15, current_page: 1, last_page: 2, has_more: true });
+    expect(res.body.pagination).toEqual({
+      total: COUNT,
+      per_page: 15,
+      current_page: 1,
+      last_page: 2,
+      has_more: true,
+      next_cursor: expect.any(String),
+    });
   });
 
   test('the last page has has_more false', async () => {
     const res = await tenant.request('GET', '/v1/contacts?page=2');
     expect(ids(res.body)).toEqual(sortedIds().slice(15));
-    expect(res.body.pagination).toEqual({ total: COUNT, per_page: 15, current_page: 2, last_page: 2, has_more: false });
+    expect(res.body.pagination).toEqual({ total: COUNT, per_page: 15, current_page: 2, last_page: 2, has_more: false, next_cursor: null });
   });
 
   test('per_page=1 walks every contact once', async () => {
@@ -53,7 +60,7 @@ describe('pagination', () => {
   test('per_page=100 returns everything on one page', async () => {
     const res = await tenant.request('GET', '/v1/contacts?per_page=100');
     expect(ids(res.body)).toEqual(sortedIds());
-    expect(res.body.pagination).toEqual({ total: COUNT, per_page: 100, current_page: 1, last_page: 1, has_more: false });
+    expect(res.body.pagination).toEqual({ total: COUNT, per_page: 100, current_page: 1, last_page: 1, has_more: false, next_cursor: null });
   });
 
   test('per_page 0 and 101, page 0 and non-numbers → 422 naming the field', async () => {
@@ -75,7 +82,10 @@ describe('pagination', () => {
   test('a page past the end → data [] with correct pagination', async () => {
     const res = await tenant.request('GET', '/v1/contacts?page=9&per_page=10');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: [], pagination: { total: COUNT, per_page: 10, current_page: 9, last_page: 3, has_more: false } });
+    expect(res.body).toEqual({
+      data: [],
+      pagination: { total: COUNT, per_page: 10, current_page: 9, last_page: 3, has_more: false, next_cursor: null },
+    });
   });
 
   test('unknown query parameters are ignored', async () => {

@@ -1,6 +1,5 @@
 import { AccountUser } from '@crm/contracts';
-import { listQueryWith, Pagination } from '@crm/db';
-import { ExtraFields, Name, NonNegativeInt } from '@crm/http';
+import { ExtraFields, ListPagination, listQueryWith, Name, NonNegativeInt } from '@crm/http';
 import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
 
@@ -96,6 +95,18 @@ export type ContactUpdate = Static<typeof ContactUpdate>;
 /** POST /contacts/batch body. */
 export const ContactBatch = t.Object({ data: t.Array(ContactCreate, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false });
 
+/** POST /contacts/batch/upsert body (contract §23): items are update bodies; an unmatched one must be a full create body. */
+export const ContactUpsert = t.Object(
+  {
+    id_property: t.Union([t.Literal('email'), t.Literal('cif'), t.Literal('name')], {
+      description: 'What each item is matched on: `email` (case-insensitive), `cif` or `name` (exact); the lowest-id match wins',
+    }),
+    data: t.Array(ContactUpdate, { minItems: 1, maxItems: 100 }),
+  },
+  { additionalProperties: false },
+);
+export type ContactUpsert = Static<typeof ContactUpsert>;
+
 /** GET /contacts query. */
 export const ContactListQuery = listQueryWith({
   q: t.Optional(text('Case-insensitive substring of name, email or cif')),
@@ -111,5 +122,9 @@ export const IdentifierParams = t.Object({ identifier: t.String({ description: '
 export const ResolveQuery = t.Object({ identifier: t.String() }, { additionalProperties: true });
 
 export const ContactResponse = t.Object({ data: Contact });
-export const ContactListResponse = t.Object({ data: t.Array(Contact), pagination: Pagination });
+export const ContactListResponse = t.Object({ data: t.Array(Contact), pagination: ListPagination });
 export const ContactBatchResponse = t.Object({ data: t.Array(Contact) });
+export const ContactUpsertResponse = t.Object({
+  data: t.Array(Contact),
+  created: t.Array(t.Boolean(), { description: 'Per item, in request order: true when it created a contact, false when it updated one' }),
+});

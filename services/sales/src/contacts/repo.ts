@@ -1,4 +1,4 @@
-import { type PageRequest, pageWindow } from '@crm/db';
+import { type ListRequest, type PageOfIds, readPageIds } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import type { SalesDatabase } from '../db/database.ts';
@@ -74,10 +74,10 @@ function selectContactRows(db: Db) {
 
 export type ContactRow = Awaited<ReturnType<ReturnType<typeof selectContactRows>['executeTakeFirstOrThrow']>>;
 
-/** Full rows of these contact ids in the tenant, ordered by id. */
+/** Full rows of these contact ids in the tenant, in no particular order. */
 export function findContactRows(db: Db, tenantId: string, ids: number[]): Promise<ContactRow[]> {
   if (ids.length === 0) return Promise.resolve([]);
-  return selectContactRows(db).where('contacts.tenant_id', '=', tenantId).where('contacts.id', 'in', ids).orderBy('contacts.id').execute();
+  return selectContactRows(db).where('contacts.tenant_id', '=', tenantId).where('contacts.id', 'in', ids).execute();
 }
 
 /**
@@ -88,36 +88,61 @@ export function findContactRows(db: Db, tenantId: string, ids: number[]): Promis
 function pageSource(db: Db, base: ReturnType<typeof filteredContacts>, filters: ContactFilters) {
   if (filters.q === undefined || filters.q === '') return base;
   const matches = base.select(['contacts.id', 'contacts.name', 'contacts.created_at', 'contacts.updated_at']).offset(0);
-  // Same alias and sort columns as `base`, so the caller's select/order apply unchanged.
+  // Same alias and sort columns as `base`, so the list reader's select, order and keyset apply unchanged.
   return db.selectFrom(matches.as('contacts')) as unknown as typeof base;
 }
 
 /**
- * One page of contacts and the filtered total. A deferred join: the page's ids come from an
- * index-only walk of a tenant-leading index, and only those rows are read in full; pages in
- * the second half are walked from the other end (see pageWindow).
+ * The ids of one page of contacts (contract §4 page mode, §22 cursor mode), walked on a
+ * tenant-leading (sort, id) index; the caller reads only those rows in full.
  */
-export async function listContactRows(db: Db, tenantId: string, filters: ContactFilters, page: PageRequest) {
-  const base = filteredContacts(db, tenantId, filters, page.updatedSince);
-  const count = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-  const total = Number(count.total);
-  const window = pageWindow(total, page.offset, page.perPage);
-  if (!window.any) return { total, rows: [] };
-  const descending = page.descending !== window.reversed;
-  const direction = descending ? 'desc' : 'asc';
-  const sortField = page.sortField as 'id' | 'name' | 'created_at' | 'updated_at';
-  const pageIds = pageSource(db, base, filters)
-    .select('contacts.id')
-    .orderBy(`contacts.${sortField}`, direction)
-    .orderBy('contacts.id', direction)
-    .limit(window.limit)
-    .offset(window.offset);
-  const rows = await selectContactRows(db)
-    .innerJoin(pageIds.as('page'), 'page.id', 'contacts.id')
-    .orderBy(`contacts.${sortField}`, direction)
-    .orderBy('contacts.id', direction)
+export function readContactPage(db: Db, tenantId: string, filters: ContactFilters, request: ListRequest): Promise<PageOfIds> {
+  const base = filteredContacts(db, tenantId, filters, request.updatedSince);
+  return readPageIds(base, 'contacts', request.window, pageSource(db, base, filters));
+}
+
+/** Which property a batch upsert matches contacts on (contract §23). */
+export type MatchProperty = 'email' | 'cif' | 'name';
+
+/**
+ * The lowest-id contact of the tenant for each match value (e-mails given lower-cased, compared
+ * with `lower(email)`), one index probe per value. Values without a match are absent.
+ */
+export async function findContactMatches(
+  db: Db,
+  tenantId: string,
+  property: MatchProperty,
+  values: string[],
+): Promise<Map<string, number>> {
+  if (values.length === 0) return new Map();
+  const column = { email: sql`lower(c.email)`, cif: sql`c.cif`, name: sql`c.name` }[property];
+  const { rows } = await sql<{ value: string; id: number | null }>`
+    select v.value, (select c.id from contacts c where c.tenant_id = ${tenantId} and ${column} = v.value order by c.id limit 1) as id
+    from unnest(${values}::text[]) as v(value)`.execute(db);
+  return new Map(rows.flatMap((row) => (row.id === null ? [] : [[row.value, row.id] as const])));
+}
+
+/**
+ * Transaction-scoped advisory locks on 64-bit keys, taken in the given order (callers sort
+ * them, so two transactions asking for overlapping keys queue instead of deadlocking).
+ */
+export async function lockKeys(db: Db, keys: bigint[]): Promise<void> {
+  if (keys.length === 0) return;
+  await sql`select pg_advisory_xact_lock(k) from unnest(${keys.map(String)}::bigint[]) as k`.execute(db);
+}
+
+/** Locks these contacts of the tenant for the transaction (in id order); returns the ids still there. */
+export async function lockContactRows(db: Db, tenantId: string, ids: number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('contacts')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .forUpdate()
     .execute();
-  return { total, rows: window.reversed ? rows.reverse() : rows };
+  return rows.map((row) => row.id);
 }
 
 function columnValues(columns: ContactColumns) {

@@ -1,6 +1,6 @@
-import { type PageRequest, paginationOf } from '@crm/db';
+import { inIdOrder, type ListRequest, listPagination } from '@crm/db';
 import { writeEvent, writeEvents } from '@crm/events';
-import { notFound, throwIfInvalid } from '@crm/http';
+import { assertIfMatch, notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 import { resolveContactIdentifier } from './identifier.ts';
@@ -13,8 +13,9 @@ import {
   deleteLocation,
   findContactRows,
   insertContacts,
-  listContactRows,
+  lockContactRows,
   mergeLocation,
+  readContactPage,
   replaceContactUsers,
   updateContactColumns,
 } from './repo.ts';
@@ -50,9 +51,9 @@ function scalarColumns(input: ContactUpdate): ContactColumns {
   return Object.fromEntries(SCALAR_FIELDS.filter((f) => input[f] !== undefined).map((f) => [f, input[f]]));
 }
 
-async function loadContacts(db: Db, tenantId: string, ids: number[]): Promise<Contact[]> {
-  const byId = new Map((await findContactRows(db, tenantId, ids)).map((row) => [row.id, toContact(row)]));
-  return ids.map((id) => byId.get(id)).filter((c): c is Contact => c !== undefined);
+/** Contacts as the API returns them, in the order of `ids` (missing ones left out). */
+export async function loadContacts(db: Db, tenantId: string, ids: number[]): Promise<Contact[]> {
+  return inIdOrder((await findContactRows(db, tenantId, ids)).map(toContact), ids);
 }
 
 async function requireContactId(db: Db, tenantId: string, identifier: string): Promise<number> {
@@ -68,10 +69,57 @@ export async function getContact(db: Db, tenantId: string, identifier: string): 
   return contact;
 }
 
-/** One page of the tenant's contacts with its pagination object. */
-export async function listContacts(db: Db, tenantId: string, filters: ContactFilters, page: PageRequest) {
-  const { total, rows } = await listContactRows(db, tenantId, filters, page);
-  return { data: rows.map(toContact), pagination: paginationOf(total, page.perPage, page.page) };
+/** One page of the tenant's contacts with its pagination object (page or cursor mode). */
+export async function listContacts(db: Db, tenantId: string, filters: ContactFilters, request: ListRequest) {
+  const page = await readContactPage(db, tenantId, filters, request);
+  return { data: await loadContacts(db, tenantId, page.ids), pagination: listPagination(page, request) };
+}
+
+/**
+ * Locks a contact for a write (so concurrent writers queue) and checks the client's `If-Match`
+ * against it as the API presents it now (contract §24): 404 when it is gone, 412 when it changed.
+ */
+async function lockForWrite(trx: Db, tenantId: string, id: number, ifMatch: string | undefined): Promise<void> {
+  if ((await lockContactRows(trx, tenantId, [id])).length === 0) throw notFound('Contact');
+  if (ifMatch === undefined) return;
+  const [current] = await loadContacts(trx, tenantId, [id]);
+  assertIfMatch(ifMatch, current);
+}
+
+/** Inserts contacts with their locations and users; returns their ids in input order. */
+export async function writeNewContacts(
+  trx: Db,
+  tenantId: string,
+  inputs: ContactCreate[],
+  userIds: Map<string, number>,
+): Promise<number[]> {
+  if (inputs.length === 0) return [];
+  const ids = await insertContacts(
+    trx,
+    tenantId,
+    inputs.map((input) => ({ ...scalarColumns(input), name: input.name, type: input.type })),
+  );
+  for (const [index, input] of inputs.entries()) {
+    const id = ids[index] as number;
+    if (input.location) await mergeLocation(trx, id, input.location);
+    if (input.users) await replaceContactUsers(trx, id, userIdsOf(input.users, userIds));
+  }
+  return ids;
+}
+
+/** Applies a partial update (PUT semantics, §4) to a locked contact; false when it is not there. */
+export async function writeContactChanges(
+  trx: Db,
+  tenantId: string,
+  id: number,
+  input: ContactUpdate,
+  userIds: Map<string, number>,
+): Promise<boolean> {
+  if (!(await updateContactColumns(trx, tenantId, id, scalarColumns(input)))) return false;
+  if (input.location === null) await deleteLocation(trx, id);
+  else if (input.location) await mergeLocation(trx, id, input.location);
+  if (input.users !== undefined) await replaceContactUsers(trx, id, userIdsOf(input.users ?? [], userIds));
+  return true;
 }
 
 /**
@@ -92,17 +140,7 @@ export async function createContacts(
   );
   throwIfInvalid(details);
   return db.transaction().execute(async (trx) => {
-    const ids = await insertContacts(
-      trx,
-      tenantId,
-      inputs.map((input) => ({ ...scalarColumns(input), name: input.name, type: input.type })),
-    );
-    for (const [index, input] of inputs.entries()) {
-      const id = ids[index] as number;
-      if (input.location) await mergeLocation(trx, id, input.location);
-      if (input.users) await replaceContactUsers(trx, id, userIdsOf(input.users, userIds));
-    }
-    const contacts = await loadContacts(trx, tenantId, ids);
+    const contacts = await loadContacts(trx, tenantId, await writeNewContacts(trx, tenantId, inputs, userIds));
     await writeEvents(
       trx,
       contacts.map((data) => ({ tenantId, type: 'contact.created' as const, data })),
@@ -111,16 +149,23 @@ export async function createContacts(
   });
 }
 
-/** Partial update (PUT and PATCH): omitted fields are kept, null clears, `location` is merged. */
-export async function updateContact(db: Db, tenantId: string, identifier: string, input: ContactUpdate): Promise<Contact> {
+/**
+ * Partial update (PUT and PATCH): omitted fields are kept, null clears, `location` is merged.
+ * With `ifMatch`, 412 unless it is the contact's current ETag (checked under the row lock).
+ */
+export async function updateContact(
+  db: Db,
+  tenantId: string,
+  identifier: string,
+  input: ContactUpdate,
+  ifMatch?: string,
+): Promise<Contact> {
   const id = await requireContactId(db, tenantId, identifier);
   const { details, userIds } = await contactRuleErrors(db, tenantId, [{ body: input, prefix: '' }]);
   throwIfInvalid(details);
   return db.transaction().execute(async (trx) => {
-    if (!(await updateContactColumns(trx, tenantId, id, scalarColumns(input)))) throw notFound('Contact');
-    if (input.location === null) await deleteLocation(trx, id);
-    else if (input.location) await mergeLocation(trx, id, input.location);
-    if (input.users !== undefined) await replaceContactUsers(trx, id, userIdsOf(input.users ?? [], userIds));
+    await lockForWrite(trx, tenantId, id, ifMatch);
+    if (!(await writeContactChanges(trx, tenantId, id, input, userIds))) throw notFound('Contact');
     const [contact] = await loadContacts(trx, tenantId, [id]);
     if (!contact) throw notFound('Contact');
     await writeEvent(trx, { tenantId, type: 'contact.updated', data: contact });
@@ -128,10 +173,11 @@ export async function updateContact(db: Db, tenantId: string, identifier: string
   });
 }
 
-/** Deletes the contact and writes `contact.deleted` { id } in the same transaction. */
-export async function deleteContact(db: Db, tenantId: string, identifier: string): Promise<void> {
+/** Deletes the contact and writes `contact.deleted` { id } in the same transaction; If-Match as for updates. */
+export async function deleteContact(db: Db, tenantId: string, identifier: string, ifMatch?: string): Promise<void> {
   const id = await requireContactId(db, tenantId, identifier);
   await db.transaction().execute(async (trx) => {
+    await lockForWrite(trx, tenantId, id, ifMatch);
     if (!(await deleteContactRow(trx, tenantId, id))) throw notFound('Contact');
     await writeEvent(trx, { tenantId, type: 'contact.deleted', data: { id } });
   });

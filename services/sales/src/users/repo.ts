@@ -1,4 +1,4 @@
-import { fetchPage, type PageRequest } from '@crm/db';
+import { inIdOrder, type ListRequest, type PageOfIds, readPageIds } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 
@@ -38,9 +38,27 @@ export function findUsersByEmails(db: Db, tenantId: string, emails: string[]) {
     .execute();
 }
 
-/** One page of the tenant's users and the total count. */
-export async function listUsers(db: Db, tenantId: string, page: PageRequest) {
-  let query = db.selectFrom('users').where('tenant_id', '=', tenantId);
-  if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
-  return fetchPage(query, page, (q) => q.select(['id', 'name', 'email']));
+/**
+ * One page of the tenant's users (contract §4 page mode, §22 cursor mode): the page's ids walked
+ * on a tenant-leading (sort, id) index, then those users read by id.
+ */
+export async function listUsers(db: Db, tenantId: string, request: ListRequest): Promise<{ page: PageOfIds; rows: AccountUserRow[] }> {
+  let query = db.selectFrom('users').where('users.tenant_id', '=', tenantId);
+  if (request.updatedSince) query = query.where('users.updated_at', '>=', request.updatedSince);
+  const page = await readPageIds(query, 'users', request.window);
+  if (page.ids.length === 0) return { page, rows: [] };
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'name', 'email'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', page.ids)
+    .execute();
+  return { page, rows: inIdOrder(rows, page.ids) };
+}
+
+/** A user as the API lists it. */
+export interface AccountUserRow {
+  id: number;
+  name: string;
+  email: string;
 }
