@@ -175,7 +175,10 @@ export function startConsumer(options: ConsumerOptions) {
         await ensureStream(nc, stream, subjectPrefix, { replicas: options.replicas, logger });
         await ensureConsumer(await nc.jetstreamManager(), stream, durableConfig(durable, `${subjectPrefix}.${filter}`), logger);
         const consumer = await nc.jetstream().consumers.get(stream, durable);
-        messages = await consumer.consume({ max_messages: 64 });
+        // Pull requests expire after 5 s (heartbeats every 2.5 s) instead of the client's 30 s: when
+        // the consumer's leader moves to another node of a cluster, a lost pull is noticed and
+        // re-issued within ~5 s rather than ~30 s.
+        messages = await consumer.consume({ max_messages: 64, expires: 5000 });
         backoff = 500;
         const inFlight = new Set<Promise<void>>();
         for await (const m of messages) {

@@ -143,8 +143,9 @@ export async function metaLeader(nodes: NatsNode[]): Promise<string | undefined>
 }
 
 /**
- * The replication state of a stream as a running node reports it: its leader and, per other
- * replica, whether it is current. Undefined while no running node knows a leader.
+ * The replication state of a stream as its leader reports it (a follower does not list itself):
+ * the leader and, per other replica, whether it is current. Undefined while no running node
+ * reports itself as the stream's leader.
  */
 export async function streamCluster(
   nodes: NatsNode[],
@@ -154,7 +155,7 @@ export async function streamCluster(
     const info = await jsz(node, '?accounts=true&streams=true');
     for (const account of info?.account_details ?? []) {
       const found = (account.stream_detail ?? []).find((s: any) => s.name === stream);
-      if (found?.cluster?.leader) {
+      if (found?.cluster?.leader === node.name) {
         return {
           leader: found.cluster.leader,
           replicas: (found.cluster.replicas ?? []).map((r: any) => ({ name: r.name, current: Boolean(r.current), lag: r.lag })),
