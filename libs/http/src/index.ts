@@ -7,7 +7,7 @@ export * from './input/query.ts';
 export * from './input/schemas.ts';
 export * from './input/validate.ts';
 export * from './internal-client.ts';
-export * from './kit.ts';
+export * from './kit/index.ts';
 export * from './lists.ts';
 export * from './logger.ts';
 export * from './metrics.ts';

@@ -1,5 +1,5 @@
 import { AppError } from './errors.ts';
-import { headers } from './kit.ts';
+import { headers } from './kit/request-scope.ts';
 
 export interface InternalCall {
   tenantId: string;
