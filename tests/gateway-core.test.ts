@@ -29,7 +29,7 @@ describe('authentication', () => {
     const res = await tenant.request('GET', '/v1/users');
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([{ id: expect.any(Number), name: 'Ann Lee', email: 'ann@acme.test' }]);
-    expect(res.body.pagination).toEqual({ total: 1, per_page: 15, current_page: 1, last_page: 1, has_more: false });
+    expect(res.body.pagination).toEqual({ total: 1, per_page: 15, current_page: 1, last_page: 1, has_more: false, next_cursor: null });
   });
 });
 
