@@ -103,7 +103,14 @@ describe('read', () => {
 
     const page1 = await tenant.request('GET', '/v1/product-categories?per_page=2');
     expect(page1.status).toBe(200);
-    expect(page1.body.pagination).toEqual({ total: 3, per_page: 2, current_page: 1, last_page: 2, has_more: true });
+    expect(page1.body.pagination).toEqual({
+      total: 3,
+      per_page: 2,
+      current_page: 1,
+      last_page: 2,
+      has_more: true,
+      next_cursor: expect.any(String),
+    });
     expect(page1.body.data.map((n: any) => shape(n))).toEqual([
       ['0:a', '1:a1', '2:a11', '3:a111', '1:a2'],
       ['0:b', '1:b1'],
@@ -114,7 +121,10 @@ describe('read', () => {
     const page2 = await tenant.request('GET', '/v1/product-categories?per_page=2&page=2');
     expect(page2.body.data.map((n: any) => n.reference)).toEqual(['c']);
     const past = await tenant.request('GET', '/v1/product-categories?page=9');
-    expect(past.body).toEqual({ data: [], pagination: { total: 3, per_page: 15, current_page: 9, last_page: 1, has_more: false } });
+    expect(past.body).toEqual({
+      data: [],
+      pagination: { total: 3, per_page: 15, current_page: 9, last_page: 1, has_more: false, next_cursor: null },
+    });
     const sorted = await tenant.request('GET', '/v1/product-categories?sort=-name');
     expect(sorted.body.data.map((n: any) => n.reference)).toEqual(['c', 'b', 'a']);
     const badSort = await tenant.request('GET', '/v1/product-categories?sort=colour&per_page=0');

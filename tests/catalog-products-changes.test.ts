@@ -26,7 +26,14 @@ describe('list', () => {
     const all = await tenant.request('GET', '/v1/products?per_page=2');
     expect(all.status).toBe(200);
     expect(refs(all)).toEqual(['HAM-1', 'SAW-1']);
-    expect(all.body.pagination).toEqual({ total: 3, per_page: 2, current_page: 1, last_page: 2, has_more: true });
+    expect(all.body.pagination).toEqual({
+      total: 3,
+      per_page: 2,
+      current_page: 1,
+      last_page: 2,
+      has_more: true,
+      next_cursor: expect.any(String),
+    });
     expect(all.body.data[0].rates).toHaveLength(1);
     expect(all.body.data[0].category.reference).toBe('tools');
     expect(refs(await tenant.request('GET', '/v1/products?q=HAMMER'))).toEqual(['HAM-1']);

@@ -1,5 +1,4 @@
-import { Pagination } from '@crm/db';
-import { Name, NonNegativeInt } from '@crm/http';
+import { ListPagination, Name, NonNegativeInt } from '@crm/http';
 import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
 
@@ -57,4 +56,4 @@ export const UpdateCategoryBody = Type.Object(
 export type UpdateCategoryBody = Static<typeof UpdateCategoryBody>;
 
 export const CategoryEnvelope = t.Object({ data: ProductCategoryTree });
-export const CategoryPage = t.Object({ data: t.Array(ProductCategoryTree), pagination: Pagination });
+export const CategoryPage = t.Object({ data: t.Array(ProductCategoryTree), pagination: ListPagination });

@@ -1,4 +1,4 @@
-import { fetchPage, type PageRequest } from '@crm/db';
+import { type ListRequest, type PageOfIds, readPageIds, type SortType } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
 
@@ -78,12 +78,23 @@ export async function isSelfOrDescendant(db: Db, tenantId: string, ancestorId: n
   return rows[0]?.found === true;
 }
 
-/** One page of the tenant's root categories (ids only) and the total number of roots. */
-export async function listRootIds(db: Db, tenantId: string, page: PageRequest) {
-  let query = db.selectFrom('product_categories').where('tenant_id', '=', tenantId).where('parent_id', 'is', null);
-  if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
-  const { total, rows } = await fetchPage(query, page, (q) => q.select('id'));
-  return { total, ids: rows.map((r) => r.id) };
+/** The sortable fields of the category list (of its roots) and their column types. */
+export const CATEGORY_SORTS = {
+  id: 'integer',
+  name: 'text',
+  reference: 'text',
+  created_at: 'timestamptz',
+  updated_at: 'timestamptz',
+} as const satisfies Record<string, SortType>;
+
+/** The ids of one page of the tenant's root categories (page or cursor mode), in list order. */
+export function listRootIds(db: Db, tenantId: string, request: ListRequest): Promise<PageOfIds> {
+  let query = db
+    .selectFrom('product_categories')
+    .where('product_categories.tenant_id', '=', tenantId)
+    .where('product_categories.parent_id', 'is', null);
+  if (request.updatedSince) query = query.where('product_categories.updated_at', '>=', request.updatedSince);
+  return readPageIds(query, 'product_categories', request.window);
 }
 
 /** Inserts a category and returns its id. */

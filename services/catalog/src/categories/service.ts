@@ -1,6 +1,6 @@
-import { isForeignKeyViolation, isUniqueViolation, type PageRequest } from '@crm/db';
+import { isForeignKeyViolation, isUniqueViolation, type ListRequest, type PageOfIds } from '@crm/db';
 import { writeEvent } from '@crm/events';
-import { AppError, notFound, throwIfInvalid } from '@crm/http';
+import { AppError, assertIfMatch, notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
 import type { CreateCategoryBody, ProductCategoryTree, UpdateCategoryBody } from './model.ts';
@@ -47,10 +47,26 @@ export async function getCategoryTree(db: Db, tenantId: string, id: number): Pro
   return tree;
 }
 
-/** One page of root categories, each with its full subtree (two queries for the page, one for all trees). */
-export async function listCategoryTrees(db: Db, tenantId: string, page: PageRequest) {
-  const { total, ids } = await listRootIds(db, tenantId, page);
-  return { total, trees: assembleTrees(await findSubtrees(db, tenantId, ids), ids) };
+/** One page of root categories, each with its full subtree (the page's ids, then one query for all trees). */
+export async function listCategoryTrees(
+  db: Db,
+  tenantId: string,
+  request: ListRequest,
+): Promise<{ page: PageOfIds; trees: ProductCategoryTree[] }> {
+  const page = await listRootIds(db, tenantId, request);
+  return { page, trees: assembleTrees(await findSubtrees(db, tenantId, page.ids), page.ids) };
+}
+
+/**
+ * The category a write is about, read under the tenant's tree lock (every category write holds
+ * it, so two writers with the same ETag queue and the second sees the first one's version):
+ * 404 when there is none, 412 when `ifMatch` names another version of it (contract §24).
+ */
+async function currentCategory(trx: Db, tenantId: string, id: number, ifMatch: string | undefined) {
+  const current = await findCategoryById(trx, tenantId, id);
+  if (!current) throw notFound('Product category');
+  if (ifMatch !== undefined) assertIfMatch(ifMatch, await getCategoryTree(trx, tenantId, id));
+  return current;
 }
 
 async function ensureReferenceFree(trx: Db, tenantId: string, reference: string): Promise<void> {
@@ -69,11 +85,16 @@ export async function createCategory(db: Db, tenantId: string, body: CreateCateg
   });
 }
 
-/** Renames, re-references and/or moves a category; records product_category.updated with its subtree. */
-export async function updateCategoryById(db: Db, tenantId: string, id: number, body: UpdateCategoryBody): Promise<ProductCategoryTree> {
+/** Renames, re-references and/or moves a category; records product_category.updated with its subtree; `ifMatch` as in §24. */
+export async function updateCategoryById(
+  db: Db,
+  tenantId: string,
+  id: number,
+  body: UpdateCategoryBody,
+  ifMatch?: string,
+): Promise<ProductCategoryTree> {
   return inTreeTransaction(db, tenantId, async (trx) => {
-    const current = await findCategoryById(trx, tenantId, id);
-    if (!current) throw notFound('Product category');
+    const current = await currentCategory(trx, tenantId, id, ifMatch);
     throwIfInvalid(await parentErrors(trx, tenantId, body, id));
     const changes: { name?: string; reference?: string; parent_id?: number | null } = {};
     if (body.parent_id !== undefined) changes.parent_id = body.parent_id || null;
@@ -89,11 +110,10 @@ export async function updateCategoryById(db: Db, tenantId: string, id: number, b
   });
 }
 
-/** Deletes a childless category without products (else 409) and records product_category.deleted. */
-export async function deleteCategoryById(db: Db, tenantId: string, id: number): Promise<void> {
+/** Deletes a childless category without products (else 409) and records product_category.deleted; `ifMatch` as in §24. */
+export async function deleteCategoryById(db: Db, tenantId: string, id: number, ifMatch?: string): Promise<void> {
   await inTreeTransaction(db, tenantId, async (trx) => {
-    const current = await findCategoryById(trx, tenantId, id);
-    if (!current) throw notFound('Product category');
+    const current = await currentCategory(trx, tenantId, id, ifMatch);
     if (current.has_products) throw new AppError('conflict', 'The product category still has products');
     if (await hasChildren(trx, tenantId, id)) throw new AppError('conflict', 'The product category still has child categories');
     await deleteCategory(trx, tenantId, id);

@@ -45,11 +45,33 @@ async function prepareNewProducts(db: Db, tenantId: string, items: CreateProduct
     ...skus.filter((s) => owners.has(s.value)).map((s) => ({ field: s.field, message: `${s.value} is already used by another product` })),
   ];
   if (conflicts.length > 0) throw conflictError(conflicts);
-  return items.map((item) => ({
-    item,
-    categoryId: categoryIds.get(item.product_category_ref) as number,
-    rates: normaliseRates(item.rates),
-  }));
+  return items.map((item) => ({ item, categoryId: categoryIds.get(item.product_category_ref) as number }));
+}
+
+/**
+ * Inserts one checked new product and its rates; returns its id. `vatIds` caches the account's
+ * VAT rate ids (percentage → id) across the items of one write.
+ */
+export async function insertNewProduct(
+  trx: Db,
+  tenantId: string,
+  item: CreateProductBody,
+  categoryId: number,
+  vatIds: Map<number, number>,
+): Promise<number> {
+  const vatId = vatIds.get(item.vat) ?? (await ensureVatRate(trx, tenantId, item.vat));
+  vatIds.set(item.vat, vatId);
+  const values: ProductValues = {
+    name: item.name,
+    description: item.description ?? null,
+    vat_id: vatId,
+    product_category_id: categoryId,
+    services: item.services ?? null,
+    stock: item.stock ?? null,
+  };
+  const id = await insertProduct(trx, tenantId, item.reference, values);
+  await insertRates(trx, tenantId, id, normaliseRates(item.rates));
+  return id;
 }
 
 /** Creates products all-or-nothing, each with a product.created event; returns them in order. */
@@ -63,19 +85,8 @@ export async function createProducts(
     const prepared = await prepareNewProducts(trx, tenantId, items, prefixOf);
     const vatIds = new Map<number, number>();
     const created = [];
-    for (const { item, categoryId, rates } of prepared) {
-      const vatId = vatIds.get(item.vat) ?? (await ensureVatRate(trx, tenantId, item.vat));
-      vatIds.set(item.vat, vatId);
-      const values: ProductValues = {
-        name: item.name,
-        description: item.description ?? null,
-        vat_id: vatId,
-        product_category_id: categoryId,
-        services: item.services ?? null,
-        stock: item.stock ?? null,
-      };
-      const id = await insertProduct(trx, tenantId, item.reference, values);
-      await insertRates(trx, tenantId, id, rates);
+    for (const { item, categoryId } of prepared) {
+      await insertNewProduct(trx, tenantId, item, categoryId, vatIds);
       created.push(item.reference);
     }
     const products = await loadInOrder(trx, tenantId, created);

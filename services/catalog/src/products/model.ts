@@ -1,5 +1,4 @@
-import { listQueryWith, Pagination } from '@crm/db';
-import { Money, Name, Percentage, QueryId } from '@crm/http';
+import { ListPagination, listQueryWith, Money, Name, Percentage, QueryId } from '@crm/http';
 import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
 import { ProductCategory } from '../categories/model.ts';
@@ -61,6 +60,49 @@ export const BatchProductBody = Type.Object(
 );
 export type BatchProductBody = Static<typeof BatchProductBody>;
 
+/** What an upsert item is matched on (contract §23). */
+export const ID_PROPERTIES = ['reference', 'sku'] as const;
+export type IdProperty = (typeof ID_PROPERTIES)[number];
+
+/**
+ * One item of `POST /products/batch/upsert`: every field of a create body, each optional here
+ * because a match is updated with PUT semantics; the rules require what a creation needs.
+ * `sku` (only with `id_property: "sku"`) is the matching key, not a field of the product.
+ */
+export const UpsertProductItem = Type.Object(
+  {
+    reference: Type.Optional(
+      Name({ description: 'With id_property reference: the matching key. With sku: required to create; cannot change a match' }),
+    ),
+    sku: Type.Optional(
+      Name({
+        description: 'Only with id_property sku: matches the product that has a rate with this sku; a creation must list it in rates',
+      }),
+    ),
+    name: Type.Optional(Name()),
+    description: Type.Optional(Text()),
+    vat: Type.Optional(Vat()),
+    product_category_ref: Type.Optional(CategoryRef()),
+    services: Type.Optional(Text()),
+    stock: Type.Optional(Stock()),
+    rates: Type.Optional(Rates('Required to create; on a match it replaces all rates, a rate keeps its id when its sku stays')),
+  },
+  { additionalProperties: false },
+);
+export type UpsertProductItem = Static<typeof UpsertProductItem>;
+
+export const UpsertProductsBody = Type.Object(
+  {
+    id_property: Type.Union(
+      ID_PROPERTIES.map((name) => Type.Literal(name)),
+      { description: 'What each item is matched on within your account' },
+    ),
+    data: Type.Array(UpsertProductItem, { minItems: 1, maxItems: MAX_BATCH }),
+  },
+  { additionalProperties: false },
+);
+export type UpsertProductsBody = Static<typeof UpsertProductsBody>;
+
 export const Rate = t.Object({ id: Type.Integer(), sku: t.String(), cost: t.Number(), price: t.Number(), primary: t.Boolean() });
 export type Rate = Static<typeof Rate>;
 
@@ -88,4 +130,8 @@ export type ProductQuery = Static<typeof ProductQuery>;
 
 export const ReferenceParams = t.Object({ reference: t.String({ description: 'Product reference, URL-encoded' }) });
 export const ProductEnvelope = t.Object({ data: Product });
-export const ProductList = t.Object({ data: t.Array(Product), pagination: Pagination });
+export const ProductList = t.Object({ data: t.Array(Product), pagination: ListPagination });
+export const UpsertProductsResponse = t.Object({
+  data: t.Array(Product, { description: 'The products, in request order' }),
+  created: t.Array(t.Boolean(), { description: 'Per item, in request order: true when it was created, false when it updated a match' }),
+});

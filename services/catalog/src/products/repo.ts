@@ -1,4 +1,4 @@
-import { fetchPage, type PageRequest } from '@crm/db';
+import { type ListRequest, type PageOfIds, readPageIds, type SortType } from '@crm/db';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { CatalogDatabase, ProductsTable } from '../db/database.ts';
 
@@ -47,16 +47,16 @@ const productColumns = [
   'updated_at',
 ] as const;
 
-/** The tenant's products with any of these references. */
-export function findProductsByReferences(db: Db, tenantId: string, references: string[]): Promise<ProductRow[]> {
+/** The tenant's products with any of these references; `lock` holds their rows, taken in id order, until the transaction ends. */
+export function findProductsByReferences(db: Db, tenantId: string, references: string[], { lock = false } = {}): Promise<ProductRow[]> {
   if (references.length === 0) return Promise.resolve([]);
-  return db
+  const query = db
     .selectFrom('products')
     .select(productColumns)
     .where('tenant_id', '=', tenantId)
     .where('reference', 'in', references)
-    .orderBy('id')
-    .execute();
+    .orderBy('id');
+  return (lock ? query.forUpdate() : query).execute();
 }
 
 /** The tenant's product with this reference, or undefined; `lock` holds its row until the transaction ends. */
@@ -87,25 +87,62 @@ function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** One page of the tenant's products and the total count. */
-export async function listProducts(db: Db, tenantId: string, page: PageRequest, filters: { q?: string; categoryId?: number }) {
-  let query = db.selectFrom('products').where('tenant_id', '=', tenantId);
-  if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
-  if (filters.categoryId !== undefined) query = query.where('product_category_id', '=', filters.categoryId);
-  if (filters.q) {
-    const pattern = likePattern(filters.q);
-    query = query.where((eb) => eb.or([eb('name', 'ilike', pattern), eb('reference', 'ilike', pattern)]));
-  }
-  return fetchPage(query, page, (q) => q.select(productColumns));
+/** The sortable fields of the product list and their column types (cursors cast their keys back with them). */
+export const PRODUCT_SORTS = {
+  id: 'integer',
+  reference: 'text',
+  name: 'text',
+  created_at: 'timestamptz',
+  updated_at: 'timestamptz',
+} as const satisfies Record<string, SortType>;
+
+/** Filters of the product list. */
+export interface ProductFilters {
+  q?: string;
+  categoryId?: number;
 }
 
-/** The id of the tenant's VAT rate with this percentage, created on first use. */
+/** The ids of one page of the tenant's products (page or cursor mode), in list order. */
+export function listProductIds(db: Db, tenantId: string, request: ListRequest, filters: ProductFilters): Promise<PageOfIds> {
+  let query = db.selectFrom('products').where('products.tenant_id', '=', tenantId);
+  if (request.updatedSince) query = query.where('products.updated_at', '>=', request.updatedSince);
+  if (filters.categoryId !== undefined) query = query.where('products.product_category_id', '=', filters.categoryId);
+  if (filters.q) {
+    const pattern = likePattern(filters.q);
+    query = query.where((eb) => eb.or([eb('products.name', 'ilike', pattern), eb('products.reference', 'ilike', pattern)]));
+  }
+  return readPageIds(query, 'products', request.window);
+}
+
+/** The tenant's products with these ids (any order); `lock` holds their rows, taken in id order, until the transaction ends. */
+export function findProductsByIds(db: Db, tenantId: string, ids: number[], { lock = false } = {}): Promise<ProductRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  const query = db.selectFrom('products').select(productColumns).where('tenant_id', '=', tenantId).where('id', 'in', ids).orderBy('id');
+  return (lock ? query.forUpdate() : query).execute();
+}
+
+/**
+ * The id of the tenant's VAT rate with this percentage, created on first use. It reads first
+ * and inserts with `do nothing`, so that no product write holds a lock on the shared rate
+ * row until it commits (writes of one account with one VAT rate would queue behind it, and
+ * two batches could deadlock on it and a product row).
+ */
 export async function ensureVatRate(db: Db, tenantId: string, percentage: number): Promise<number> {
+  const find = async () => {
+    const { rows } = await sql<{ id: number }>`
+      select id from vat_rates where tenant_id = ${tenantId} and percentage = cast(${percentage} as numeric(5,2))`.execute(db);
+    return rows[0]?.id;
+  };
+  const existing = await find();
+  if (existing !== undefined) return existing;
   const { rows } = await sql<{ id: number }>`
     insert into vat_rates (tenant_id, percentage) values (${tenantId}, ${percentage})
-    on conflict (tenant_id, percentage) do update set percentage = excluded.percentage
+    on conflict (tenant_id, percentage) do nothing
     returning id`.execute(db);
-  return (rows[0] as { id: number }).id;
+  // A concurrent write created it first (its commit is visible to this new statement).
+  const id = rows[0]?.id ?? (await find());
+  if (id === undefined) throw new Error(`VAT rate ${percentage} of ${tenantId} neither inserted nor found`);
+  return id;
 }
 
 /** Inserts a product and returns its id. */

@@ -1,4 +1,4 @@
-import { pageRequest, paginationOf } from '@crm/db';
+import { listPagination, listRequest } from '@crm/db';
 import { Deleted, jsonBody, listQuery, requestContext, throwIfInvalid } from '@crm/http';
 import { Elysia, t } from 'elysia';
 import type { Kysely } from 'kysely';
@@ -12,12 +12,22 @@ import {
   ProductQuery,
   ReferenceParams,
   UpdateProductBody,
+  UpsertProductsBody,
+  UpsertProductsResponse,
 } from './model.ts';
+import { PRODUCT_SORTS } from './repo.ts';
 import { batchRules, productRules } from './rules.ts';
 import { deleteProductByReference, getProduct, listProductPage, updateProductByReference } from './service.ts';
+import { upsertProducts } from './upsert.ts';
+import { upsertRules } from './upsert-rules.ts';
 
-const SORTABLE = ['id', 'reference', 'name', 'created_at', 'updated_at'] as const;
+const SORT_NAMES = Object.keys(PRODUCT_SORTS);
 const tags = ['Products'];
+
+/** What the OpenAPI document says of conditional requests on one product (contract §24). */
+const ETAG_READ = 'The answer carries a strong `ETag`; `If-None-Match` with the current one → 304 without a body.';
+const ETAG_WRITE =
+  '`If-Match` (optional): the write happens only when it equals the current `ETag` (or is `*`), else 412 `precondition_failed` and nothing changes; a 412 is not stored under an `Idempotency-Key`, so the same key may be retried with a fresh ETag. The answer carries the new `ETag`.';
 
 /** Public product routes under /v1/products. */
 export function productRoutes(db: Kysely<CatalogDatabase>) {
@@ -27,8 +37,7 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
     response: { 200: ProductEnvelope },
     detail: {
       summary: 'Update a product',
-      description:
-        'Partial update: omitted fields are kept, null clears a nullable field. `rates`, when given, replaces the list; a rate whose sku stays keeps its id.',
+      description: `Partial update: omitted fields are kept, null clears a nullable field. \`rates\`, when given, replaces the list; a rate whose sku stays keeps its id. ${ETAG_WRITE}`,
       tags,
     },
   };
@@ -36,12 +45,14 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
     params,
     body,
     tenantId,
+    ifMatch,
   }: {
     params: { reference: string };
     body: UpdateProductBody;
     tenantId: string;
+    ifMatch?: string;
   }) => ({
-    data: await updateProductByReference(db, tenantId, params.reference, body),
+    data: await updateProductByReference(db, tenantId, params.reference, body, ifMatch),
   });
 
   return new Elysia({ name: 'catalog-products' })
@@ -49,17 +60,22 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
     .get(
       '/v1/products',
       async ({ query, tenantId }) => {
-        const { request, errors } = pageRequest(query, SORTABLE);
+        const filters = { q: query.q, product_category_id: query.product_category_id };
+        const { request, errors } = listRequest(query, PRODUCT_SORTS, filters);
         throwIfInvalid(errors);
-        const { total, products } = await listProductPage(db, tenantId, request, { q: query.q, categoryId: query.product_category_id });
-        return { data: products, pagination: paginationOf(total, request.perPage, request.page) };
+        const { page, products } = await listProductPage(db, tenantId, request, { q: query.q, categoryId: query.product_category_id });
+        return { data: products, pagination: listPagination(page, request) };
       },
       {
-        ...listQuery(ProductQuery, SORTABLE),
+        ...listQuery(ProductQuery, SORT_NAMES),
         response: { 200: ProductList },
         detail: {
           summary: 'List products',
-          description: 'Filters: `q`, `product_category_id`, `updated_since`; `sort` on id, reference, name, created_at, updated_at.',
+          description: [
+            'Filters: `q`, `product_category_id`, `updated_since`; `sort` on id, reference, name, created_at, updated_at (`-field` descending, ties by id).',
+            'Page mode (`page`, counted) or cursor mode: send `pagination.next_cursor` as `cursor` to continue after the last item with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null); a walk by id, reference, name or created_at returns every product that existed for the whole walk exactly once. A cursor with another sort or filters, a malformed one, or `cursor` with `page` → 422 on `cursor`.',
+            'The `Link` header (RFC 8288) has first/prev/next/last page URLs in page mode and the next cursor URL in cursor mode.',
+          ].join('\n\n'),
           tags,
         },
       },
@@ -77,7 +93,7 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
         detail: {
           summary: 'Create a product',
           description:
-            '`vat` selects (or creates) your VAT rate with that percentage; `product_category_ref` is a category reference. When no rate is primary, the first one is.',
+            "`vat` selects (or creates) your VAT rate with that percentage; `product_category_ref` is a category reference. When no rate is primary, the first one is. The answer carries the product's `ETag`.",
           tags,
         },
       },
@@ -99,19 +115,40 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
         },
       },
     )
+    .post('/v1/products/batch/upsert', async ({ body, tenantId }) => upsertProducts(db, tenantId, body), {
+      ...jsonBody(UpsertProductsBody, upsertRules(db)),
+      response: { 200: UpsertProductsResponse },
+      detail: {
+        summary: 'Create or update up to 100 products, matched by reference or sku',
+        description: [
+          'Each item is matched within your account on `id_property`: `reference`, or `sku` (a top-level `sku` in each item, used only for matching: it matches the product that has a rate with that sku). A match is updated with PUT semantics (omitted fields kept, `rates` replace the list, a rate keeps its id when its sku stays; its reference does not change); no match is created, and must then be a full create body (with `sku`: including `reference`, and `rates` that include that sku).',
+          'Answers 200 `{ data: [products in request order], created: [true when created, false when updated] }` and records `product.created` or `product.updated` per item. All or nothing: an item without its id value → 422 on `data[i].<id_property>`; two items with the same value (or, by sku, matching the same product) → 422 on the later one; every create/update rule applies with `data[i].` fields, all in one 422; a reference or sku of another product → 409. Concurrent upserts of the same new reference or sku never create two products.',
+        ].join('\n\n'),
+        tags,
+      },
+    })
     .get('/v1/products/:reference', async ({ params, tenantId }) => ({ data: await getProduct(db, tenantId, params.reference) }), {
       params: ReferenceParams,
       response: { 200: ProductEnvelope },
-      detail: { summary: 'Get a product by reference', tags },
+      detail: { summary: 'Get a product by reference', description: ETAG_READ, tags },
     })
     .put('/v1/products/:reference', updateHandler, update)
     .patch('/v1/products/:reference', updateHandler, { ...update, detail: { ...update.detail, summary: 'Update a product (same as PUT)' } })
     .delete(
       '/v1/products/:reference',
-      async ({ params, tenantId }) => {
-        await deleteProductByReference(db, tenantId, params.reference);
+      async ({ params, tenantId, ifMatch }) => {
+        await deleteProductByReference(db, tenantId, params.reference, ifMatch);
         return { deleted: true };
       },
-      { params: ReferenceParams, response: { 200: Deleted }, detail: { summary: 'Delete a product', tags } },
+      {
+        params: ReferenceParams,
+        response: { 200: Deleted },
+        detail: {
+          summary: 'Delete a product',
+          description:
+            '`If-Match` (optional): deletes only when it equals the current `ETag` (or is `*`), else 412 `precondition_failed` and nothing changes.',
+          tags,
+        },
+      },
     );
 }

@@ -1,6 +1,6 @@
-import type { PageRequest } from '@crm/db';
+import { inIdOrder, type ListRequest, type PageOfIds } from '@crm/db';
 import { writeEvent } from '@crm/events';
-import { notFound, throwIfInvalid } from '@crm/http';
+import { assertIfMatch, notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
 import type { Product, UpdateProductBody } from './model.ts';
@@ -9,7 +9,9 @@ import {
   deleteProduct,
   ensureVatRate,
   findProductByReference,
-  listProducts,
+  findProductsByIds,
+  listProductIds,
+  type ProductFilters,
   type ProductValues,
   replaceRates,
   skuOwners,
@@ -27,14 +29,20 @@ export async function getProduct(db: Db, tenantId: string, reference: string): P
   return (await presentProducts(db, tenantId, [row]))[0] as Product;
 }
 
-/** One page of the tenant's products as the API returns them. */
-export async function listProductPage(db: Db, tenantId: string, page: PageRequest, filters: { q?: string; categoryId?: number }) {
-  const { total, rows } = await listProducts(db, tenantId, page, filters);
-  return { total, products: await presentProducts(db, tenantId, rows) };
+/** One page of the tenant's products as the API returns them (page or cursor mode), and the page's ids. */
+export async function listProductPage(
+  db: Db,
+  tenantId: string,
+  request: ListRequest,
+  filters: ProductFilters,
+): Promise<{ page: PageOfIds; products: Product[] }> {
+  const page = await listProductIds(db, tenantId, request, filters);
+  const rows = inIdOrder(await findProductsByIds(db, tenantId, page.ids), page.ids);
+  return { page, products: await presentProducts(db, tenantId, rows) };
 }
 
 /** The stored changes of a partial update; the category is resolved by the caller. */
-async function productChanges(trx: Db, tenantId: string, body: UpdateProductBody, categoryId: number | undefined) {
+export async function productChanges(trx: Db, tenantId: string, body: UpdateProductBody, categoryId: number | undefined) {
   const changes: Partial<ProductValues> = {};
   if (body.name !== undefined) changes.name = body.name;
   if (body.description !== undefined) changes.description = body.description;
@@ -62,11 +70,29 @@ async function checkUpdate(trx: Db, tenantId: string, productId: number, body: U
   return body.product_category_ref === undefined ? undefined : categoryIds.get(body.product_category_ref);
 }
 
-/** Partially updates a product (rates, when given, replace the list) and records product.updated. */
-export async function updateProductByReference(db: Db, tenantId: string, reference: string, body: UpdateProductBody): Promise<Product> {
+/**
+ * The product locked for a write (its row held until the transaction ends), after `If-Match`
+ * (contract §24) was compared with its current representation: 404 when there is none, 412
+ * when `ifMatch` names another version. Two writers holding the same ETag queue on the row
+ * lock, and the second one sees the first one's version, so only one of them passes.
+ */
+async function lockedProduct(trx: Db, tenantId: string, reference: string, ifMatch: string | undefined) {
+  const row = await findProductByReference(trx, tenantId, reference, { lock: true });
+  if (!row) throw notFound('Product');
+  if (ifMatch !== undefined) assertIfMatch(ifMatch, (await presentProducts(trx, tenantId, [row]))[0]);
+  return row;
+}
+
+/** Partially updates a product (rates, when given, replace the list) and records product.updated; `ifMatch` as in §24. */
+export async function updateProductByReference(
+  db: Db,
+  tenantId: string,
+  reference: string,
+  body: UpdateProductBody,
+  ifMatch?: string,
+): Promise<Product> {
   return inTransaction(db, async (trx) => {
-    const row = await findProductByReference(trx, tenantId, reference, { lock: true });
-    if (!row) throw notFound('Product');
+    const row = await lockedProduct(trx, tenantId, reference, ifMatch);
     const categoryId = await checkUpdate(trx, tenantId, row.id, body);
     await updateProduct(trx, tenantId, row.id, await productChanges(trx, tenantId, body, categoryId));
     if (body.rates) await replaceRates(trx, tenantId, row.id, normaliseRates(body.rates));
@@ -76,11 +102,10 @@ export async function updateProductByReference(db: Db, tenantId: string, referen
   });
 }
 
-/** Deletes a product and its rates and records product.deleted `{ id, reference }`. */
-export async function deleteProductByReference(db: Db, tenantId: string, reference: string): Promise<void> {
+/** Deletes a product and its rates and records product.deleted `{ id, reference }`; `ifMatch` as in §24. */
+export async function deleteProductByReference(db: Db, tenantId: string, reference: string, ifMatch?: string): Promise<void> {
   await inTransaction(db, async (trx) => {
-    const row = await findProductByReference(trx, tenantId, reference, { lock: true });
-    if (!row) throw notFound('Product');
+    const row = await lockedProduct(trx, tenantId, reference, ifMatch);
     await deleteProduct(trx, tenantId, row.id);
     await writeEvent(trx, { tenantId, type: 'product.deleted', data: { id: row.id, reference: row.reference } });
   });
