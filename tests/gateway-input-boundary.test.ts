@@ -415,7 +415,7 @@ describe('the gateway tables hold the same bounds (§19)', () => {
       await q(`insert into S.idempotency_keys (tenant_id, key, fingerprint, status) values
         ('t', 'good', 'f', 201), ('t', '', 'f', 201), ('t', 'bad-status', 'f', 42)`);
       await q(`insert into S.rate_limits (bucket, tat_ms, allowed) values ('fine', 1, true), ('inf', 'Infinity', true)`);
-      expect(await migrate(db, schema, migrations)).toEqual(['0005_input_bounds']);
+      expect(await migrate(db, schema, migrations.slice(0, 5))).toEqual(['0005_input_bounds']);
       const tenants = (await q('select id, name, read_per_minute, write_per_minute from S.tenants order by id')).rows;
       expect(tenants).toEqual([
         { id: 't-long', name: 'y'.repeat(255), read_per_minute: 5, write_per_minute: 5 },

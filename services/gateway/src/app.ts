@@ -10,11 +10,12 @@ import { createCorsPolicy, parseAllowedOrigins } from './cors/cors.ts';
 import type { GatewayDatabase } from './db/database.ts';
 import { healthRoutes } from './health/health.ts';
 import { assertHttps, transportPolicy } from './https/transport.ts';
-import { startPurgeJob } from './idempotency/purge.ts';
+import { startIdempotencyPurge } from './idempotency/purge.ts';
 import { createOpenApiDocument } from './openapi/document.ts';
 import { openApiRoutes } from './openapi/routes.ts';
 import { createPublicApi, serviceUrls, withPublicHeaders } from './public-api.ts';
 import { createRateLimiter } from './rate-limit/limiter.ts';
+import { startIdleBucketPurge } from './rate-limit/purge.ts';
 import { adminRoutes } from './tenants/admin-routes.ts';
 
 export interface GatewayDeps {
@@ -52,7 +53,10 @@ export function createApp(deps: GatewayDeps) {
   const auth = createAuthenticator(db, deps.nc, config.AUTH_CACHE_MS);
   const limiter = createRateLimiter(db);
   const audit = createAuditRecorder(db, logger, { flushMs: config.AUDIT_FLUSH_MS, batchSize: config.AUDIT_BATCH_SIZE });
-  const purge = startPurgeJob(db, limiter, logger, config.PURGE_INTERVAL_MS);
+  const purges = [
+    startIdempotencyPurge(db, logger, config.PURGE_INTERVAL_MS),
+    startIdleBucketPurge(limiter, logger, config.PURGE_INTERVAL_MS),
+  ];
   const transport = transportPolicy(config);
   const cors = createCorsPolicy({ allowedOrigins: parseAllowedOrigins(config.CORS_ALLOWED_ORIGINS) });
 
@@ -119,5 +123,5 @@ export function createApp(deps: GatewayDeps) {
     return errorResponse(new AppError('not_found', 'The operations port serves /metrics, /livez and /readyz only'), crypto.randomUUID());
   };
 
-  return { app, fetch: kit.handler({ fetch: dispatch, routes: app.routes }), opsFetch, background: [auth, purge, audit] };
+  return { app, fetch: kit.handler({ fetch: dispatch, routes: app.routes }), opsFetch, background: [auth, ...purges, audit] };
 }

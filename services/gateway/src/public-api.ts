@@ -8,12 +8,14 @@ import type { CorsPolicy } from './cors/cors.ts';
 import type { GatewayDatabase } from './db/database.ts';
 import type { ServiceUrls } from './health/health.ts';
 import { assertHttps, clientIpOf, type TransportPolicy } from './https/transport.ts';
-import { idempotencyKeyOf, isWrite } from './idempotency/fingerprint.ts';
+import { idempotencyKeyOf } from './idempotency/fingerprint.ts';
 import { runIdempotent } from './idempotency/idempotency.ts';
 import { readRequestBody } from './proxy/body.ts';
 import { forward } from './proxy/forward.ts';
 import { owningService, routeLabel } from './proxy/routing.ts';
-import { type RateLimiter, type RateVerdict, rateLimitHeaders } from './rate-limit/limiter.ts';
+import type { RateLimiter } from './rate-limit/limiter.ts';
+import { addressBudget, preflightBudget, tenantBudget } from './rate-limit/policy.ts';
+import { type RateVerdict, rateLimitedError, rateLimitHeaders } from './rate-limit/verdict.ts';
 
 export interface PublicApiDeps {
   auth: Authenticator;
@@ -69,13 +71,6 @@ export function withPublicHeaders(request: Request, response: Response, cors: Co
   return target;
 }
 
-function rateLimited(verdict: RateVerdict): AppError {
-  const what = verdict.policy === 'ip' ? 'unauthenticated requests from this address' : `${verdict.policy}s`;
-  return new AppError('rate_limited', `Rate limit of ${verdict.limit} ${what} per minute exceeded`, undefined, {
-    'retry-after': String(verdict.retryAfterSeconds),
-  });
-}
-
 /** Reads the error type of a small error body so the audit record can carry it. */
 async function readErrorType(response: Response): Promise<{ response: Response; type?: string }> {
   if (!(response.headers.get('content-type') ?? '').includes('json')) return { response };
@@ -99,23 +94,15 @@ export function createPublicApi(deps: PublicApiDeps) {
   async function admit(request: Request, facts: RequestFacts): Promise<Principal> {
     const principal = await deps.auth.authenticate(request.headers.get('x-api-key'));
     if (!principal) {
-      const verdict = await deps.limiter.consume(`ip:${facts.clientIp ?? 'unknown'}`, 'ip', deps.unauthenticatedPerMinute);
+      const verdict = await deps.limiter.take(addressBudget(facts.clientIp, deps.unauthenticatedPerMinute));
       facts.verdict = verdict;
-      if (!verdict.allowed) throw rateLimited(verdict);
+      if (!verdict.allowed) throw rateLimitedError(verdict);
       throw new AppError('unauthorized', 'Missing or invalid API key (send it in the x-api-key header)');
     }
     facts.principal = principal;
     setPrincipal(request, principal);
-    const write = isWrite(request.method);
-    const policy = write ? 'write' : 'read';
-    const limit = write ? principal.writePerMinute : principal.readPerMinute;
-    const bucket = `tenant:${principal.tenantId}:${policy}`;
-    if (request.method === 'OPTIONS') {
-      facts.verdict = await deps.limiter.peek(bucket, policy, limit);
-      return principal;
-    }
-    facts.verdict = await deps.limiter.consume(bucket, policy, limit);
-    if (!facts.verdict.allowed) throw rateLimited(facts.verdict);
+    facts.verdict = await deps.limiter.take(tenantBudget(request.method, principal));
+    if (!facts.verdict.allowed) throw rateLimitedError(facts.verdict);
     return principal;
   }
 
@@ -164,7 +151,7 @@ export function createPublicApi(deps: PublicApiDeps) {
       // A CORS preflight of an allowed origin carries no key (browsers never send one): answered
       // before authentication, audited, and like every OPTIONS it spends no budget (§7); it shows
       // the address's keyless budget, as a 401 would.
-      facts.verdict = await deps.limiter.peek(`ip:${facts.clientIp ?? 'unknown'}`, 'ip', deps.unauthenticatedPerMinute);
+      facts.verdict = await deps.limiter.take(preflightBudget(facts.clientIp, deps.unauthenticatedPerMinute));
       return preflight;
     }
     const principal = await admit(request, facts);

@@ -28,6 +28,8 @@ export async function requestFingerprint(method: string, pathAndQuery: string, b
 }
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
+/** The methods an Idempotency-Key applies to (contract §8): the writes. */
+const IDEMPOTENT_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * The Idempotency-Key of a write, or undefined when absent or not a write. Surrounding double
@@ -35,15 +37,10 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
  */
 export function idempotencyKeyOf(request: Request): string | undefined {
   const raw = request.headers.get('idempotency-key');
-  if (raw === null || !isWrite(request.method)) return undefined;
+  if (raw === null || !IDEMPOTENT_METHODS.has(request.method)) return undefined;
   const key = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
   if (!PRINTABLE_ASCII.test(key)) {
     throw new AppError('bad_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
   }
   return key;
-}
-
-/** Whether a method changes state (the methods idempotency keys and write limits apply to). */
-export function isWrite(method: string): boolean {
-  return method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE';
 }

@@ -1,36 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from '../db/database.ts';
-
-const PERIOD_MS = 60_000;
-/** Float slack so that e.g. 7 × (60000 / 7) still counts as within the period (as in gcra_consume). */
-const EPSILON_MS = 0.001;
-
-export type PolicyName = 'read' | 'write' | 'ip';
-
-export interface RateVerdict {
-  policy: PolicyName;
-  limit: number;
-  allowed: boolean;
-  /** Requests left in the window after this one. */
-  remaining: number;
-  /** Seconds until the bucket is completely refilled. */
-  resetSeconds: number;
-  /** Seconds to wait before a refused request can pass (0 when allowed). */
-  retryAfterSeconds: number;
-}
-
-function verdictOf(policy: PolicyName, limit: number, tatMs: number, nowMs: number, allowed: boolean): RateVerdict {
-  const interval = PERIOD_MS / limit;
-  const ahead = Math.max(0, tatMs - nowMs);
-  return {
-    policy,
-    limit,
-    allowed,
-    remaining: Math.max(0, Math.floor((PERIOD_MS - ahead) / interval + EPSILON_MS)),
-    resetSeconds: Math.ceil(ahead / 1000),
-    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((ahead + interval - PERIOD_MS) / 1000)),
-  };
-}
+import { emissionInterval, PERIOD_MS, SLACK_MS } from './gcra.ts';
+import type { Budget } from './policy.ts';
+import { type RateVerdict, verdictOf } from './verdict.ts';
 
 interface Waiter {
   resolve: (verdict: RateVerdict) => void;
@@ -38,20 +10,17 @@ interface Waiter {
 }
 
 interface Batch {
-  policy: PolicyName;
-  limit: number;
+  budget: Budget;
   waiters: Waiter[];
 }
 
 /**
- * GCRA over a PostgreSQL row per bucket (`gcra_consume`, migration 0004). The bucket's
- * "theoretical arrival time" (tat) advances by period/limit per allowed request; a request is
- * allowed while tat stays within one period of now, so a fresh bucket admits exactly `limit`
- * requests at once and then one per interval — no fixed-window boundary doubling. The row
- * lock serialises replicas and the database clock is the only clock, so the budget is exact
- * across replicas. Within one replica, requests for a bucket that arrive while its statement
- * is in flight wait and then go together as one statement for k requests: under load one
- * round trip serves many requests instead of each queueing on the same row lock.
+ * The buckets' store: GCRA (`gcra.ts`) over a PostgreSQL row per bucket, applied by
+ * `gcra_consume` (migration 0006) with the constants of `gcra.ts` as arguments. The row lock
+ * serialises replicas and the database clock is the only clock, so the budget is exact across
+ * replicas. Within one replica, requests for a bucket that arrive while its statement is in
+ * flight wait and then go together as one statement for k requests: under load one round trip
+ * serves many requests instead of each queueing on the same row lock.
  */
 export function createRateLimiter(db: Kysely<GatewayDatabase>) {
   const pending = new Map<string, Batch>();
@@ -62,19 +31,21 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>) {
     if (!batch) return;
     pending.delete(bucket);
     inFlight.add(bucket);
-    const { policy, limit, waiters } = batch;
-    const interval = PERIOD_MS / limit;
+    const { budget, waiters } = batch;
+    const interval = emissionInterval(budget.limit);
     try {
-      const { rows } = await sql<{ tat_ms: number; granted: number; now_ms: number }>`
-        select tat_ms, granted, now_ms from gcra_consume(${bucket}, ${interval}::float8, ${PERIOD_MS}::float8, ${waiters.length}::integer)`.execute(
+      const { rows } = await sql<{ base_ms: number; granted: number; now_ms: number }>`
+        select base_ms, granted, now_ms
+        from gcra_consume(${bucket}, ${waiters.length}::integer, ${interval}::float8, ${PERIOD_MS}::float8, ${SLACK_MS}::float8)`.execute(
         db,
       );
-      const row = rows[0] as { tat_ms: number; granted: number; now_ms: number };
-      const tat = Number(row.tat_ms);
-      const base = tat - row.granted * interval;
+      const row = rows[0] as { base_ms: number; granted: number; now_ms: number };
+      const base = Number(row.base_ms);
+      const now = Number(row.now_ms);
+      // In arrival order: the first `granted` pass, each one interval further; the rest see the bucket full.
       waiters.forEach((waiter, i) => {
         const allowed = i < row.granted;
-        waiter.resolve(verdictOf(policy, limit, allowed ? base + (i + 1) * interval : tat, Number(row.now_ms), allowed));
+        waiter.resolve(verdictOf(budget, base + (allowed ? i + 1 : row.granted) * interval, now, allowed));
       });
     } catch (error) {
       for (const waiter of waiters) waiter.reject(error);
@@ -84,40 +55,40 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>) {
     }
   }
 
-  function consume(bucket: string, policy: PolicyName, limit: number): Promise<RateVerdict> {
+  function consume(budget: Budget): Promise<RateVerdict> {
     return new Promise((resolve, reject) => {
-      let batch = pending.get(bucket);
+      let batch = pending.get(budget.bucket);
       if (!batch) {
-        batch = { policy, limit, waiters: [] };
-        pending.set(bucket, batch);
+        batch = { budget, waiters: [] };
+        pending.set(budget.bucket, batch);
       }
       batch.waiters.push({ resolve, reject });
-      if (!inFlight.has(bucket)) void send(bucket);
+      if (!inFlight.has(budget.bucket)) void send(budget.bucket);
     });
   }
 
   /** The bucket's state without spending from it (for requests that are not counted, like OPTIONS). */
-  async function peek(bucket: string, policy: PolicyName, limit: number): Promise<RateVerdict> {
+  async function peek(budget: Budget): Promise<RateVerdict> {
     const { rows } = await sql<{ tat_ms: number | null; now_ms: number }>`
-      select (select tat_ms from rate_limits where bucket = ${bucket}) as tat_ms, extract(epoch from now()) * 1000 as now_ms`.execute(db);
+      select (select tat_ms from rate_limits where bucket = ${budget.bucket}) as tat_ms, extract(epoch from now()) * 1000 as now_ms`.execute(
+      db,
+    );
     const row = rows[0] as { tat_ms: number | null; now_ms: number };
-    return verdictOf(policy, limit, Number(row.tat_ms ?? 0), Number(row.now_ms), true);
+    return verdictOf(budget, Number(row.tat_ms ?? 0), Number(row.now_ms), true);
+  }
+
+  /** Spends from the budget (or only looks, for a budget a request does not spend) and says what is left. */
+  function take(budget: Budget): Promise<RateVerdict> {
+    return budget.spends ? consume(budget) : peek(budget);
   }
 
   /** Deletes buckets that are completely refilled (their row carries no information any more). */
-  async function purgeIdle(): Promise<void> {
-    await sql`delete from rate_limits where tat_ms < extract(epoch from now()) * 1000`.execute(db);
+  async function purgeIdle(): Promise<number> {
+    const result = await sql`delete from rate_limits where tat_ms < extract(epoch from now()) * 1000`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
   }
 
-  return { consume, peek, purgeIdle };
+  return { take, purgeIdle };
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
-
-/** The IETF draft headers every /v1 response carries: `RateLimit-Policy` and `RateLimit`. */
-export function rateLimitHeaders(verdict: RateVerdict): Record<string, string> {
-  return {
-    'ratelimit-policy': `"${verdict.policy}";q=${verdict.limit};w=60`,
-    ratelimit: `"${verdict.policy}";r=${verdict.remaining};t=${verdict.resetSeconds}`,
-  };
-}

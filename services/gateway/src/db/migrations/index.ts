@@ -3,6 +3,14 @@ import { m0002Policies } from './0002_policies.ts';
 import { m0003UnloggedRateLimits } from './0003_unlogged_rate_limits.ts';
 import { m0004GcraConsume } from './0004_gcra_consume.ts';
 import { m0005InputBounds } from './0005_input_bounds.ts';
+import { m0006GcraConsumeParameters } from './0006_gcra_consume_parameters.ts';
 
 /** Gateway migrations in order; append only. */
-export const migrations = [m0001Tenants, m0002Policies, m0003UnloggedRateLimits, m0004GcraConsume, m0005InputBounds];
+export const migrations = [
+  m0001Tenants,
+  m0002Policies,
+  m0003UnloggedRateLimits,
+  m0004GcraConsume,
+  m0005InputBounds,
+  m0006GcraConsumeParameters,
+];

@@ -1,0 +1,117 @@
+// The rate limiter's store on a real PostgreSQL: `gcra_consume` (migration 0006) applies the rule
+// of rate-limit/gcra.ts exactly, with the constants the code passes in; the limiter batches
+// concurrent requests of a bucket without changing who passes; looking does not spend; the purge
+// drops refilled buckets only. The client-visible behaviour is in gateway-rate-limit.test.ts.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createDb, migrate, statementCount } from '@crm/db';
+import { dropRunResources, prepareRun, type RunResources } from '@crm/testing';
+import fc from 'fast-check';
+import { type Kysely, sql } from 'kysely';
+import type { GatewayDatabase } from '../services/gateway/src/db/database.ts';
+import { migrations } from '../services/gateway/src/db/migrations/index.ts';
+import { emissionInterval, grant, PERIOD_MS, SLACK_MS } from '../services/gateway/src/rate-limit/gcra.ts';
+import { createRateLimiter } from '../services/gateway/src/rate-limit/limiter.ts';
+import { addressBudget, tenantBudget } from '../services/gateway/src/rate-limit/policy.ts';
+
+let run: RunResources;
+let db: Kysely<GatewayDatabase>;
+let pool: { end: () => Promise<void> };
+
+beforeAll(async () => {
+  run = await prepareRun('test');
+  ({ db, pool } = createDb<GatewayDatabase>({ url: run.databaseUrl, schema: 'gateway', max: 4 }));
+  await migrate(db, 'gateway', migrations);
+}, 120_000);
+
+afterAll(async () => {
+  await db.destroy();
+  await pool.end().catch(() => {});
+  await dropRunResources(run);
+});
+
+/** A rollback that carries the values read inside the transaction out of it. */
+class Rollback extends Error {
+  constructor(readonly values: unknown) {
+    super('rollback');
+  }
+}
+
+describe('gcra_consume applies the rule of gcra.ts', () => {
+  test('for any bucket state, limit and batch size: the same grants and the same arrival time, bit for bit', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.integer({ min: 1, max: 500 }),
+        fc.option(fc.double({ min: -200_000, max: 120_000, noNaN: true }), { nil: undefined }),
+        async (limit, k, offset) => {
+          const outcome = await db
+            .transaction()
+            .execute(async (trx) => {
+              // One transaction: now() is the same instant for the insert and the function.
+              if (offset !== undefined) {
+                await sql`insert into rate_limits (bucket, tat_ms, allowed) values ('p', extract(epoch from now()) * 1000 + ${offset}::float8, true)`.execute(
+                  trx,
+                );
+              }
+              const before = await sql<{ tat_ms: number }>`select tat_ms from rate_limits where bucket = 'p'`.execute(trx);
+              const { rows } = await sql<{ base_ms: number; granted: number; now_ms: number }>`
+                select * from gcra_consume('p', ${k}::integer, ${emissionInterval(limit)}::float8, ${PERIOD_MS}::float8, ${SLACK_MS}::float8)`.execute(
+                trx,
+              );
+              const after = await sql<{ tat_ms: number }>`select tat_ms from rate_limits where bucket = 'p'`.execute(trx);
+              throw new Rollback({ tat: before.rows[0]?.tat_ms, result: rows[0], stored: after.rows[0]?.tat_ms });
+            })
+            .catch((error) => {
+              if (error instanceof Rollback) return error.values as any;
+              throw error;
+            });
+          const now = Number(outcome.result.now_ms);
+          const expected = grant(outcome.tat === undefined ? 0 : Number(outcome.tat), now, k, limit);
+          expect(outcome.result.granted).toBe(expected.granted);
+          expect(Number(outcome.stored)).toBe(expected.tatMs);
+          expect(Number(outcome.result.base_ms) + outcome.result.granted * emissionInterval(limit)).toBe(expected.tatMs);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('the limiter', () => {
+  test('concurrent requests of one bucket are batched, and exactly the limit passes, remaining counting down', async () => {
+    const limiter = createRateLimiter(db);
+    const budget = tenantBudget('POST', { tenantId: crypto.randomUUID(), readPerMinute: 100, writePerMinute: 30 });
+    const before = statementCount();
+    const verdicts = await Promise.all(Array.from({ length: 100 }, () => limiter.take(budget)));
+    // Far fewer statements than requests: those that arrived while one was in flight went together.
+    expect(statementCount() - before).toBeLessThan(50);
+    const allowed = verdicts.filter((v) => v.allowed);
+    expect(allowed.length).toBe(30);
+    expect(allowed.map((v) => v.remaining)).toEqual(Array.from({ length: 30 }, (_, i) => 29 - i));
+    for (const refused of verdicts.filter((v) => !v.allowed)) {
+      expect(refused).toMatchObject({ policy: 'write', limit: 30, remaining: 0, resetSeconds: 60 });
+      expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+      expect(refused.retryAfterSeconds).toBeLessThanOrEqual(2);
+    }
+  });
+
+  test('a budget that is not spent (OPTIONS) is only looked at', async () => {
+    const limiter = createRateLimiter(db);
+    const tenant = { tenantId: crypto.randomUUID(), readPerMinute: 3, writePerMinute: 3 };
+    for (let i = 0; i < 5; i++) expect(await limiter.take(tenantBudget('OPTIONS', tenant))).toMatchObject({ allowed: true, remaining: 3 });
+    expect(await limiter.take(tenantBudget('GET', tenant))).toMatchObject({ allowed: true, remaining: 2 });
+    expect(await limiter.take(tenantBudget('OPTIONS', tenant))).toMatchObject({ allowed: true, remaining: 2, policy: 'read' });
+  });
+
+  test('the purge drops refilled buckets only', async () => {
+    const limiter = createRateLimiter(db);
+    const busy = addressBudget(`192.0.2.${Math.floor(Math.random() * 250)}`, 60);
+    await limiter.take(busy);
+    await sql`insert into rate_limits (bucket, tat_ms, allowed) values ('idle-bucket', extract(epoch from now()) * 1000 - 1, true)`.execute(
+      db,
+    );
+    expect(await limiter.purgeIdle()).toBeGreaterThanOrEqual(1);
+    const left = await sql<{ bucket: string }>`select bucket from rate_limits where bucket in (${busy.bucket}, 'idle-bucket')`.execute(db);
+    expect(left.rows).toEqual([{ bucket: busy.bucket }]);
+  });
+});
