@@ -113,15 +113,18 @@ async function upsertOnce(trx: Db, tenantId: string, body: UpsertProductsBody): 
  * Upserts up to 100 products in one transaction: 422 by the rules (nothing written), 409 for a
  * reference or sku of another product, else every item created or updated with its
  * product.created / product.updated event, in request order. An attempt that lost a race to
- * another write (a reference or sku taken after the checks, a matched sku moved) starts over,
- * and then sees that write.
+ * another write (a reference or sku taken after the checks, a matched sku moved, a deadlock)
+ * starts over, and then sees that write.
  */
 export async function upsertProducts(db: Db, tenantId: string, body: UpsertProductsBody): Promise<UpsertResult> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await db.transaction().execute((trx) => upsertOnce(trx, tenantId, body));
     } catch (error) {
-      const raced = error instanceof MatchesMoved || isRaceViolation(error);
+      // A deadlock (40P01) is possible only against another write that creates the same new VAT
+      // rate and a reference this batch creates too; PostgreSQL aborts one of them, which starts over.
+      const deadlocked = (error as { code?: string })?.code === '40P01';
+      const raced = error instanceof MatchesMoved || isRaceViolation(error) || deadlocked;
       if (raced && attempt < ATTEMPTS) continue;
       if (error instanceof MatchesMoved) throw new AppError('conflict', 'The matched products changed meanwhile; retry');
       throw writeError(error);
