@@ -81,69 +81,72 @@ export function caseArbitrary(op: Operation, hints: Hints): fc.Arbitrary<FuzzCas
   return fc.constantFrom(...classesFor(op, hints)).chain((cls) => caseOfClass(op, cls, hints, mutationOf));
 }
 
-function caseOfClass(
-  op: Operation,
-  cls: InputClass,
-  hints: Hints,
-  mutationOf: (cls: JsonBodyClass) => fc.Arbitrary<BodyMutation> | undefined,
-): fc.Arbitrary<FuzzCase> {
-  const path = realPath(op);
-  const base = fc.record({ path, query: validQuery(op, hints), body: validBody(op, hints) });
-  const make = (
-    parts: { path: Record<string, ParamValue>; query: QueryPair[]; body?: CaseBody },
-    label: string,
-    expect?: Expectation,
-  ): FuzzCase => ({
-    op,
-    inputClass: cls,
-    label,
-    ...parts,
-    expect,
-  });
+interface Parts {
+  path: Record<string, ParamValue>;
+  query: QueryPair[];
+  body?: CaseBody;
+}
+type Variant = Parts & { label: string; expect?: Expectation };
+type Base = fc.Arbitrary<Parts>;
+type MutationOf = (cls: JsonBodyClass) => fc.Arbitrary<BodyMutation> | undefined;
+
+function caseOfClass(op: Operation, cls: InputClass, hints: Hints, mutationOf: MutationOf): fc.Arbitrary<FuzzCase> {
+  const base = fc.record({ path: realPath(op), query: validQuery(op, hints), body: validBody(op, hints) });
+  return variantOf(op, cls, base, mutationOf).map((variant) => ({ op, inputClass: cls, ...variant }));
+}
+
+/** The path, query and body of a class: the valid base with the class's hostile part put in. */
+function variantOf(op: Operation, cls: InputClass, base: Base, mutationOf: MutationOf): fc.Arbitrary<Variant> {
   switch (cls) {
     case 'valid':
-      return base.map((b) => make(b, 'valid-shaped input'));
+      return base.map((b) => ({ ...b, label: 'valid-shaped input' }));
     case 'hostile-query':
-      return fc.tuple(base, hostileQuery(op)).map(([b, h]) => make({ ...b, query: [...b.query, ...h.pairs] }, h.label, h.expect));
+      return fc
+        .tuple(base, hostileQuery(op))
+        .map(([b, h]) => ({ ...b, query: [...b.query, ...h.pairs], label: h.label, expect: h.expect }));
     case 'nul-in-path':
     case 'garbage-path':
-      return fc
-        .tuple(base, fc.constantFrom(...op.pathParams), cls === 'nul-in-path' ? nulPathValue : garbagePathValue)
-        .map(([b, param, value]) => {
-          const expect =
-            cls === 'nul-in-path'
-              ? NUL_IN_PATH
-              : ['id', 'document'].includes(param.name) && GARBAGE_PATH_IDS.includes(value.raw)
-                ? OUT_OF_RANGE_PATH_ID
-                : undefined;
-          const shown = value.raw.length > 24 ? `${value.raw.slice(0, 8)}…(${value.raw.length})` : value.raw;
-          return make({ ...b, path: { ...b.path, [param.name]: value } }, `path ${param.name}=${shown}`, expect);
-        });
+      return badPath(op, cls, base);
     case 'wrong-content-type':
-      return op.body?.kind === 'multipart' ? jsonToUpload(base, make) : wrongContentType(base, make);
+      return op.body?.kind === 'multipart' ? jsonToUpload(base) : wrongContentType(base);
     case 'nul-in-multipart':
     case 'multipart-hostile':
       return fc
         .tuple(base, cls === 'nul-in-multipart' ? nulUpload : hostileUpload)
-        .map(([b, u]) => make({ ...b, body: u.body }, u.label, u.expect));
+        .map(([b, u]) => ({ ...b, body: u.body, label: u.label, expect: u.expect }));
     case 'unexpected-body':
       return fc
         .tuple(base, unexpectedBody)
-        .map(([b, body]) => make({ ...b, body }, `a ${body.contentType ?? 'type-less'} body on a body-less route`));
-    default: {
-      const mutation = mutationOf(cls);
-      if (!mutation) return base.map((b) => make(b, 'valid-shaped input'));
-      return fc
-        .tuple(base, mutation)
-        .map(([b, m]) =>
-          make(
-            { ...b, body: { kind: 'json', value: m.apply((b.body as JsonBody).value), contentType: 'application/json' } },
-            m.label,
-            m.expect,
-          ),
-        );
-    }
+        .map(([b, body]) => ({ ...b, body, label: `a ${body.contentType ?? 'type-less'} body on a body-less route` }));
+    default:
+      return mutatedBody(base, mutationOf(cls));
   }
+}
+
+/** One path parameter replaced by a NUL-bearing or garbage value; the others stay real. */
+function badPath(op: Operation, cls: 'nul-in-path' | 'garbage-path', base: Base): fc.Arbitrary<Variant> {
+  return fc
+    .tuple(base, fc.constantFrom(...op.pathParams), cls === 'nul-in-path' ? nulPathValue : garbagePathValue)
+    .map(([b, param, value]) => {
+      const outOfRangeId = ['id', 'document'].includes(param.name) && GARBAGE_PATH_IDS.includes(value.raw);
+      const shown = value.raw.length > 24 ? `${value.raw.slice(0, 8)}…(${value.raw.length})` : value.raw;
+      return {
+        ...b,
+        path: { ...b.path, [param.name]: value },
+        label: `path ${param.name}=${shown}`,
+        expect: cls === 'nul-in-path' ? NUL_IN_PATH : outOfRangeId ? OUT_OF_RANGE_PATH_ID : undefined,
+      };
+    });
+}
+
+function mutatedBody(base: Base, mutation: fc.Arbitrary<BodyMutation> | undefined): fc.Arbitrary<Variant> {
+  if (!mutation) return base.map((b) => ({ ...b, label: 'valid-shaped input' }));
+  return fc.tuple(base, mutation).map(([b, m]) => ({
+    ...b,
+    body: { kind: 'json', value: m.apply((b.body as JsonBody).value), contentType: 'application/json' },
+    label: m.label,
+    expect: m.expect,
+  }));
 }
 
 function realPath(op: Operation): fc.Arbitrary<Record<string, ParamValue>> {
@@ -151,53 +154,46 @@ function realPath(op: Operation): fc.Arbitrary<Record<string, ParamValue>> {
 }
 
 function validBody(op: Operation, hints: Hints): fc.Arbitrary<CaseBody | undefined> {
-  if (op.body?.kind === 'json')
+  if (op.body?.kind === 'json') {
     return validValue(op.body.schema, '', hints).map((value) => ({ kind: 'json', value, contentType: 'application/json' }) as CaseBody);
+  }
   if (op.body?.kind === 'multipart') return validUpload.map((u) => u.body as CaseBody);
   return fc.constant(undefined);
 }
 
-type Base = fc.Arbitrary<{ path: Record<string, ParamValue>; query: QueryPair[]; body?: CaseBody }>;
-type Make = (
-  parts: { path: Record<string, ParamValue>; query: QueryPair[]; body?: CaseBody },
-  label: string,
-  expect?: Expectation,
-) => FuzzCase;
+const STATED_NON_JSON = [
+  'multipart/form-data; boundary=fuzzB',
+  'application/x-www-form-urlencoded',
+  'text/plain',
+  'application/xml',
+  'text/html; charset=utf-8',
+];
+const OTHER_TYPES = [
+  null,
+  'application/json; charset=iso-8859-1',
+  'application/merge-patch+json',
+  'application/octet-stream',
+  'application/json, text/plain',
+];
+const FORM_BODIES: Record<string, string> = {
+  'application/x-www-form-urlencoded': 'name=Acme&type=client',
+  'multipart/form-data; boundary=fuzzB': '--fuzzB\r\nContent-Disposition: form-data; name="name"\r\n\r\nAcme\r\n--fuzzB--\r\n',
+};
 
-/** The valid JSON body sent with another Content-Type (or none, or a JSON variant). */
-function wrongContentType(base: Base, make: Make): fc.Arbitrary<FuzzCase> {
-  const stated = [
-    'multipart/form-data; boundary=fuzzB',
-    'application/x-www-form-urlencoded',
-    'text/plain',
-    'application/xml',
-    'text/html; charset=utf-8',
-  ];
-  const unstated = [
-    null,
-    'application/json; charset=iso-8859-1',
-    'application/merge-patch+json',
-    'application/octet-stream',
-    'application/json, text/plain',
-  ];
-  return fc.tuple(base, fc.constantFrom(...stated, ...unstated), fc.boolean()).map(([b, contentType, formShaped]) => {
-    const json = (b.body as JsonBody).value;
-    const body: CaseBody =
-      formShaped && contentType?.startsWith('application/x-www-form-urlencoded')
-        ? { kind: 'bytes', bytes: 'name=Acme&type=client', contentType }
-        : formShaped && contentType?.startsWith('multipart/')
-          ? { kind: 'bytes', bytes: '--fuzzB\r\nContent-Disposition: form-data; name="name"\r\n\r\nAcme\r\n--fuzzB--\r\n', contentType }
-          : { kind: 'json', value: json, contentType };
-    return make(
-      { ...b, body },
-      `Content-Type ${contentType ?? '(none)'}`,
-      contentType && stated.includes(contentType) ? NON_JSON_TYPE : undefined,
-    );
+/** The valid JSON body (or a form-shaped one) sent with another Content-Type, none, or a JSON variant. */
+function wrongContentType(base: Base): fc.Arbitrary<Variant> {
+  return fc.tuple(base, fc.constantFrom(...STATED_NON_JSON, ...OTHER_TYPES), fc.boolean()).map(([b, contentType, formShaped]) => {
+    const form = formShaped && contentType ? FORM_BODIES[contentType] : undefined;
+    const body: CaseBody = form
+      ? { kind: 'bytes', bytes: form, contentType }
+      : { kind: 'json', value: (b.body as JsonBody).value, contentType };
+    const stated = contentType !== null && STATED_NON_JSON.includes(contentType);
+    return { ...b, body, label: `Content-Type ${contentType ?? '(none)'}`, expect: stated ? NON_JSON_TYPE : undefined };
   });
 }
 
 /** A JSON or form body sent to an upload route (which takes only multipart). */
-function jsonToUpload(base: Base, make: Make): fc.Arbitrary<FuzzCase> {
+function jsonToUpload(base: Base): fc.Arbitrary<Variant> {
   const bodies: BytesBody[] = [
     { kind: 'bytes', bytes: '{"name":"x","file":"aGVsbG8="}', contentType: 'application/json' },
     { kind: 'bytes', bytes: 'name=x&file=hello', contentType: 'application/x-www-form-urlencoded' },
@@ -206,7 +202,7 @@ function jsonToUpload(base: Base, make: Make): fc.Arbitrary<FuzzCase> {
   ];
   return fc
     .tuple(base, fc.constantFrom(...bodies))
-    .map(([b, body]) => make({ ...b, body }, `Content-Type ${body.contentType ?? '(none)'} on an upload route`));
+    .map(([b, body]) => ({ ...b, body, label: `Content-Type ${body.contentType ?? '(none)'} on an upload route` }));
 }
 
 const unexpectedBody = fc.constantFrom<BytesBody>(

@@ -92,74 +92,77 @@ const nulString = fc
 const nested = (depth: number, shape: 'array' | 'object') =>
   new RawJson(shape === 'array' ? `${'['.repeat(depth)}1${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`);
 
+const TEXT_KINDS: LeafKind[] = [...STRING_KINDS, 'free-object'];
+const ALL_KINDS: LeafKind[] = [...TEXT_KINDS, 'integer', 'number', 'boolean', 'array', 'object'];
+/** A value inside a free-form object (`extra_fields`) or the value itself for a typed field. */
+const placed = (leaf: Leaf, value: unknown) => (leaf.kind === 'free-object' ? { k: value } : value);
+
+const nulMutation = (leaf: Leaf): fc.Arbitrary<BodyMutation> =>
+  leaf.kind === 'free-object'
+    ? fc.oneof(
+        nulString.map((s) => at(leaf, { deep: { deeper: ['ok', s] } }, 'NUL in a nested value', NUL_IN_BODY)),
+        fc.constant(at(leaf, { 'k\u0000ey': 1 }, 'NUL in an object key', NUL_IN_BODY)),
+      )
+    : nulString.map((s) => at(leaf, s, 'NUL in a string', NUL_IN_BODY));
+
+const surrogateMutation = (leaf: Leaf) =>
+  fc.constantFrom(...LONE_SURROGATES).map((esc) => at(leaf, placed(leaf, new RawJson(`"a${esc}b"`)), `"${esc}"`, LONE_SURROGATE));
+
+const badUtf8Mutation = (leaf: Leaf) =>
+  fc.constantFrom(...BAD_UTF8).map((bytes) => {
+    const label = `bytes ${bytes.map((b) => b.toString(16)).join(' ')}`;
+    return at(leaf, placed(leaf, new BadUtf8String('ab', bytes, 'cd')), label, INVALID_UTF8);
+  });
+
+const nonFiniteMutation = (leaf: Leaf) =>
+  fc.constantFrom(...NON_FINITE).map((n) => at(leaf, new RawJson(n), `number ${n}`, n.includes('e') ? undefined : MALFORMED_JSON));
+
+const dateMutation = (leaf: Leaf) =>
+  fc
+    .constantFrom(...(leaf.kind === 'date' ? IMPOSSIBLE_DATES : IMPOSSIBLE_TIMESTAMPS))
+    .map((d) => at(leaf, d, `date ${d}`, IMPOSSIBLE_DATE));
+
+const nestingMutation = (leaf: Leaf) =>
+  fc
+    .tuple(fc.constantFrom(65, 100, 1000, 20_000), fc.constantFrom<'array' | 'object'>('array', 'object'))
+    .map(([depth, shape]) => at(leaf, nested(depth, shape), `${depth} nested ${shape}s`, TOO_DEEP));
+
+const unknownFieldMutation = (leaf: Leaf) =>
+  fc.tuple(fc.constantFrom(...UNKNOWN_KEYS), fc.constantFrom<unknown>(1, 'x', {}, null)).map(([key, value]) => ({
+    label: `unknown field ${JSON.stringify(key)} in ${fieldName(leaf.path)}`,
+    apply: (body: unknown) => setAt(body, [...leaf.path, key], value),
+    expect: key.includes('\u0000') ? NUL_IN_BODY : UNKNOWN_FIELD,
+  }));
+
+/** Per class: where its values can go, and the values. */
+const MUTATIONS: Record<JsonBodyClass, { kinds: LeafKind[]; build: (leaf: Leaf, hints: Hints) => fc.Arbitrary<BodyMutation> }> = {
+  'nul-in-body': { kinds: TEXT_KINDS, build: nulMutation },
+  'lone-surrogate': { kinds: TEXT_KINDS, build: surrogateMutation },
+  'invalid-utf8': { kinds: TEXT_KINDS, build: badUtf8Mutation },
+  'big-integer': {
+    kinds: ['integer'],
+    build: (leaf) => fc.constantFrom(...HUGE_INTEGERS).map((n) => at(leaf, new RawJson(n), `integer ${n}`)),
+  },
+  'big-number': {
+    kinds: ['number', 'integer'],
+    build: (leaf) => fc.constantFrom(...HUGE_NUMBERS).map((n) => at(leaf, new RawJson(n), `number ${n}`)),
+  },
+  'non-finite': { kinds: ['number', 'integer'], build: nonFiniteMutation },
+  'impossible-date': { kinds: ['date', 'date-time'], build: dateMutation },
+  'deep-nesting': { kinds: ALL_KINDS, build: nestingMutation },
+  'unknown-field': { kinds: ['object'], build: unknownFieldMutation },
+  'wrong-type': {
+    kinds: ALL_KINDS,
+    build: (leaf) => fc.constantFrom(...wrongTypes(leaf.kind)).map((v) => at(leaf, v, `wrong type ${JSON.stringify(v)}`)),
+  },
+  oversize: { kinds: ALL_KINDS, build: (leaf, hints) => oversize(leaf, hints) },
+};
+
 /** The mutations of one class for a body schema, or undefined when the schema has no place for it. */
 export function bodyMutation(cls: JsonBodyClass, schema: Schema, hints: Hints): fc.Arbitrary<BodyMutation> | undefined {
-  const leaves = leavesOf(schema);
-  const of = (...kinds: LeafKind[]) => leaves.filter((l) => kinds.includes(l.kind));
-  const on = (candidates: Leaf[], build: (leaf: Leaf) => fc.Arbitrary<BodyMutation>) =>
-    candidates.length === 0 ? undefined : fc.constantFrom(...candidates).chain(build);
-  switch (cls) {
-    case 'nul-in-body':
-      return on([...of(...STRING_KINDS), ...of('free-object')], (leaf) =>
-        leaf.kind === 'free-object'
-          ? fc.oneof(
-              nulString.map((s) => at(leaf, { deep: { deeper: ['ok', s] } }, 'NUL in a nested value', NUL_IN_BODY)),
-              fc.constant(at(leaf, { 'k\u0000ey': 1 }, 'NUL in an object key', NUL_IN_BODY)),
-            )
-          : nulString.map((s) => at(leaf, s, 'NUL in a string', NUL_IN_BODY)),
-      );
-    case 'lone-surrogate':
-      return on([...of(...STRING_KINDS), ...of('free-object')], (leaf) =>
-        fc.constantFrom(...LONE_SURROGATES).map((esc) => {
-          const token = new RawJson(`"a${esc}b"`);
-          return at(leaf, leaf.kind === 'free-object' ? { k: token } : token, `"${esc}"`, LONE_SURROGATE);
-        }),
-      );
-    case 'invalid-utf8':
-      return on([...of(...STRING_KINDS), ...of('free-object')], (leaf) =>
-        fc.constantFrom(...BAD_UTF8).map((bytes) => {
-          const bad = new BadUtf8String('ab', bytes, 'cd');
-          return at(
-            leaf,
-            leaf.kind === 'free-object' ? { k: bad } : bad,
-            `bytes ${bytes.map((b) => b.toString(16)).join(' ')}`,
-            INVALID_UTF8,
-          );
-        }),
-      );
-    case 'big-integer':
-      return on(of('integer'), (leaf) => fc.constantFrom(...HUGE_INTEGERS).map((n) => at(leaf, new RawJson(n), `integer ${n}`)));
-    case 'big-number':
-      return on(of('number', 'integer'), (leaf) => fc.constantFrom(...HUGE_NUMBERS).map((n) => at(leaf, new RawJson(n), `number ${n}`)));
-    case 'non-finite':
-      return on(of('number', 'integer'), (leaf) =>
-        fc.constantFrom(...NON_FINITE).map((n) => at(leaf, new RawJson(n), `number ${n}`, n.includes('e') ? undefined : MALFORMED_JSON)),
-      );
-    case 'impossible-date':
-      return on(of('date', 'date-time'), (leaf) =>
-        fc
-          .constantFrom(...(leaf.kind === 'date' ? IMPOSSIBLE_DATES : IMPOSSIBLE_TIMESTAMPS))
-          .map((d) => at(leaf, d, `date ${d}`, IMPOSSIBLE_DATE)),
-      );
-    case 'deep-nesting':
-      return on(leaves, (leaf) =>
-        fc
-          .tuple(fc.constantFrom(65, 100, 1000, 20_000), fc.constantFrom<'array' | 'object'>('array', 'object'))
-          .map(([depth, shape]) => at(leaf, nested(depth, shape), `${depth} nested ${shape}s`, TOO_DEEP)),
-      );
-    case 'unknown-field':
-      return on(of('object'), (leaf) =>
-        fc.tuple(fc.constantFrom(...UNKNOWN_KEYS), fc.constantFrom<unknown>(1, 'x', {}, null)).map(([key, value]) => ({
-          label: `unknown field ${JSON.stringify(key)} in ${fieldName(leaf.path)}`,
-          apply: (body: unknown) => setAt(body, [...leaf.path, key], value),
-          expect: key.includes('\u0000') ? NUL_IN_BODY : UNKNOWN_FIELD,
-        })),
-      );
-    case 'wrong-type':
-      return on(leaves, (leaf) => fc.constantFrom(...wrongTypes(leaf.kind)).map((v) => at(leaf, v, `wrong type ${JSON.stringify(v)}`)));
-    case 'oversize':
-      return on(leaves, (leaf) => oversize(leaf, hints));
-  }
+  const { kinds, build } = MUTATIONS[cls];
+  const candidates = leavesOf(schema).filter((leaf) => kinds.includes(leaf.kind));
+  return candidates.length === 0 ? undefined : fc.constantFrom(...candidates).chain((leaf) => build(leaf, hints));
 }
 
 function wrongTypes(kind: LeafKind): unknown[] {

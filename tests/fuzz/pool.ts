@@ -38,8 +38,12 @@ export class ResourcePool {
     );
   }
 
-  size(collection: string): number {
-    return this.byCollection.get(collection)?.length ?? 0;
+  /** Whether a reference points at a known resource that has the referenced field. */
+  has(ref: PoolRef): boolean {
+    const list = this.byCollection.get(ref.collection) ?? [];
+    const resource = list[ref.pick % Math.max(list.length, 1)];
+    const value = resource ? fieldOf(resource, ref.field) : undefined;
+    return value !== undefined && value !== null;
   }
 
   /** The value a reference points at now, or a surely-missing value when the pool is empty. */

@@ -2,7 +2,7 @@
 // resolved against the pool), sends it, and writes it down so anyone can replay it.
 import type { FuzzCase } from './cases.ts';
 import type { ParamValue } from './params.ts';
-import { collectionOfParam, PoolRef, type ResourcePool, resolveRefs } from './pool.ts';
+import { PoolRef, type ResourcePool, resolveRefs } from './pool.ts';
 import { jsonBytes, multipartBytes } from './wire.ts';
 
 export interface WireRequest {
@@ -37,8 +37,9 @@ export function buildRequest(c: FuzzCase, pool: ResourcePool): { request: WireRe
   let realPath = true;
   for (const param of c.op.pathParams) {
     const value = c.path[param.name] ?? '';
-    // A hostile value stands for itself; a reference counts as real only when its collection has something.
-    if (value instanceof PoolRef && pool.size(collectionOfParam(c.op.path, param.name)) === 0) realPath = false;
+    // A hostile value stands for itself; a reference is real when it names a known resource by
+    // a key that identifies one (a contact's name or e-mail may be ambiguous or look like an id).
+    if (value instanceof PoolRef && (!pool.has(value) || !['id', 'reference'].includes(value.field))) realPath = false;
     target = target.replace(`{${param.name}}`, paramText(value, pool));
   }
   if (c.query.length > 0) target += `?${c.query.map((q) => `${paramText(q.name, pool)}=${paramText(q.value, pool)}`).join('&')}`;

@@ -36,52 +36,56 @@ async function listed(tenant: TestTenant, path: string): Promise<any[]> {
 
 /** Creates the seed resources and puts them into the pool under their collections. */
 export async function seedResources(tenant: TestTenant, pool: ResourcePool, receiverUrl: string): Promise<void> {
-  const add = (collection: string, resource: any) => pool.add(collection, resource);
-  const contactIds: string[] = [];
+  const { contactId, opportunityId } = await seedSales(tenant, pool);
+  await seedCatalog(tenant, pool);
+  await seedOrders(tenant, pool, contactId);
+  await seedDocuments(tenant, pool, contactId, opportunityId);
+  for (const category of await listed(tenant, '/v1/document-categories')) pool.add('document-categories', category);
+  const webhooks = [];
+  for (let i = 1; i <= 2; i++) webhooks.push(await created(tenant, '/v1/webhooks', { url: `${receiverUrl}/seed-${i}`, events: ['*'] }));
+  for (const webhook of webhooks) pool.add('webhooks', webhook);
+  await seedDeliveries(tenant, pool, webhooks[0].id);
+}
+
+/** Three contacts and three opportunities of the first contact. */
+async function seedSales(tenant: TestTenant, pool: ResourcePool): Promise<{ contactId: string; opportunityId: number }> {
+  const contacts = [];
   for (let i = 1; i <= 3; i++) {
-    const contact = await created(tenant, '/v1/contacts', {
-      name: `Seed Contact ${i}`,
-      type: 'client',
-      email: `seed${i}@fuzz.test`,
-      cif: `B0000000${i}`,
-    });
-    add('contacts', contact);
-    contactIds.push(String(contact.id));
+    const body = { name: `Seed Contact ${i}`, type: 'client', email: `seed${i}@fuzz.test`, cif: `B0000000${i}` };
+    contacts.push(await created(tenant, '/v1/contacts', body));
   }
-  const contactId = contactIds[0] as string;
-  const opportunityIds: number[] = [];
+  const contactId = String(contacts[0].id);
+  const opportunities = [];
   for (let i = 1; i <= 3; i++) {
-    const opportunity = await created(tenant, '/v1/opportunities', {
-      name: `Seed Deal ${i}`,
-      enterprise_identifier: contactId,
-      amount: 100 * i,
-    });
-    add('opportunities', opportunity);
-    opportunityIds.push(opportunity.id);
+    opportunities.push(
+      await created(tenant, '/v1/opportunities', { name: `Seed Deal ${i}`, enterprise_identifier: contactId, amount: 100 * i }),
+    );
   }
+  for (const contact of contacts) pool.add('contacts', contact);
+  for (const opportunity of opportunities) pool.add('opportunities', opportunity);
+  return { contactId, opportunityId: opportunities[0].id };
+}
+
+/** A root category with a child, a spare one, and three products with two rates each. */
+async function seedCatalog(tenant: TestTenant, pool: ResourcePool): Promise<void> {
   const root = await created(tenant, '/v1/product-categories', { name: 'Seed Root', reference: 'SEED-CAT-ROOT' });
-  add('product-categories', root);
-  add(
+  pool.add('product-categories', root);
+  pool.add(
     'product-categories',
     await created(tenant, '/v1/product-categories', { name: 'Seed Child', reference: 'SEED-CAT-CHILD', parent_id: root.id }),
   );
-  add('product-categories', await created(tenant, '/v1/product-categories', { name: 'Seed Spare', reference: 'SEED-CAT-SPARE' }));
+  pool.add('product-categories', await created(tenant, '/v1/product-categories', { name: 'Seed Spare', reference: 'SEED-CAT-SPARE' }));
   for (let i = 1; i <= 3; i++) {
     const rates = [
       { sku: `SEED-SKU-${i}A`, price: 10 * i, cost: 4 * i, primary: true },
       { sku: `SEED-SKU-${i}B`, price: 12 * i },
     ];
-    add(
-      'products',
-      await created(tenant, '/v1/products', {
-        reference: `SEED-PROD-${i}`,
-        name: `Seed Product ${i}`,
-        vat: 21,
-        product_category_ref: 'SEED-CAT-ROOT',
-        rates,
-      }),
-    );
+    const product = { reference: `SEED-PROD-${i}`, name: `Seed Product ${i}`, vat: 21, product_category_ref: 'SEED-CAT-ROOT', rates };
+    pool.add('products', await created(tenant, '/v1/products', product));
   }
+}
+
+async function seedOrders(tenant: TestTenant, pool: ResourcePool, contactId: string): Promise<void> {
   for (let i = 1; i <= 3; i++) {
     const order = {
       enterprise_identifier: contactId,
@@ -90,14 +94,8 @@ export async function seedResources(tenant: TestTenant, pool: ResourcePool, rece
       state: 0,
       products: [{ reference: 'SEED-PROD-1', quantity: i }],
     };
-    add('orders', await created(tenant, '/v1/orders', order));
+    pool.add('orders', await created(tenant, '/v1/orders', order));
   }
-  await seedDocuments(tenant, pool, contactId, opportunityIds[0] as number);
-  const webhooks = [];
-  for (let i = 1; i <= 2; i++) webhooks.push(await created(tenant, '/v1/webhooks', { url: `${receiverUrl}/seed-${i}`, events: ['*'] }));
-  for (const webhook of webhooks) add('webhooks', webhook);
-  for (const category of await listed(tenant, '/v1/document-categories')) add('document-categories', category);
-  await seedDeliveries(tenant, pool, webhooks[0].id);
 }
 
 async function seedDocuments(tenant: TestTenant, pool: ResourcePool, contactId: string, opportunityId: number): Promise<void> {

@@ -44,64 +44,79 @@ export interface Snapshotter {
 
 /** Reads the run's database and bucket; table and sequence names are discovered once. */
 export async function createSnapshotter(stack: Stack): Promise<Snapshotter> {
-  const { rows: tables } = await stack.sql<{ name: string }>(
-    `select format('%I.%I', table_schema, table_name) as name from information_schema.tables
-      where table_schema = any($1) and table_type = 'BASE TABLE' and table_name not like '%migration%' order by 1`,
-    [SERVICE_SCHEMAS],
-  );
-  const masked = `array[${VOLATILE_COLUMNS.map((c) => `'${c}'`).join(',')}]::text[]`;
-  const tableSql = tables
-    .map(
-      (t) => `select '${t.name}' as name, count(*)::int as rows, md5(coalesce(string_agg(r, ',' order by r), '')) as sum
-      from (select (to_jsonb(x) - ${masked})::text as r from ${t.name} x) s`,
-    )
-    .join('\nunion all\n');
-  const outboxes = tables.filter((t) => t.name.endsWith('.outbox'));
-  const pendingSql = outboxes.length ? outboxes.map((t) => `(select count(*) from ${t.name} where published_at is null)`).join(' + ') : '0';
+  const db = await databaseReader(stack);
   const idSequences = await ownedSequences(stack);
   const s3 = s3Client(stack.s3);
   const backgroundTables = new Set<string>();
-
-  async function database() {
-    const [content, sequences] = await Promise.all([
-      stack.sql<{ name: string; rows: number; sum: string }>(tableSql),
-      stack.sql<{ name: string; value: string }>(
-        `select format('%I.%I', schemaname, sequencename) as name, coalesce(last_value, 0)::text as value from pg_sequences where schemaname = any($1)`,
-        [SERVICE_SCHEMAS],
-      ),
-    ]);
-    return {
-      tables: new Map(content.rows.map((r) => [r.name, { rows: r.rows, sum: r.sum }])),
-      sequences: new Map(sequences.rows.map((r) => [r.name, r.value])),
-    };
-  }
-
   return {
     async take() {
-      const [db, bucket] = await Promise.all([database(), bucketState(s3, stack.bucket)]);
-      return { ...db, bucket };
+      const [state, bucket] = await Promise.all([db.read(), bucketState(s3, stack.bucket)]);
+      return { ...state, bucket };
     },
-    async settle(maxMs = 3000) {
-      const until = Date.now() + maxMs;
-      let previous: Awaited<ReturnType<typeof database>> | undefined;
-      let stableReads = 0;
-      while (Date.now() < until) {
-        const [db, pending] = await Promise.all([database(), stack.sql<{ n: string }>(`select ${pendingSql} as n`)]);
-        const moved = previous
-          ? [...db.tables].filter(([name, t]) => previous?.tables.get(name)?.sum !== t.sum).map(([name]) => name)
-          : ['(first read)'];
-        if (previous) for (const name of moved) backgroundTables.add(name);
-        stableReads = moved.length === 0 && Number(pending.rows[0]?.n ?? 0) === 0 ? stableReads + 1 : 0;
-        if (stableReads >= 1) return true;
-        previous = db;
-        await Bun.sleep(80);
-      }
-      return false;
-    },
+    settle: (maxMs = 3000) => waitQuiet(db, backgroundTables, maxMs),
     backgroundTables,
     diff: (before, after) => diffSnapshots(before, after, idSequences, backgroundTables),
     close: () => s3.destroy(),
   };
+}
+
+type DatabaseState = Pick<Snapshot, 'tables' | 'sequences'>;
+interface DatabaseReader {
+  read(): Promise<DatabaseState>;
+  /** Outbox rows not yet published. */
+  pendingEvents(): Promise<number>;
+}
+
+/** One query for every service table's checksum, one for the sequences, one for unpublished events. */
+async function databaseReader(stack: Stack): Promise<DatabaseReader> {
+  const { rows } = await stack.sql<{ name: string }>(
+    `select format('%I.%I', table_schema, table_name) as name from information_schema.tables
+      where table_schema = any($1) and table_type = 'BASE TABLE' and table_name not like '%migration%' order by 1`,
+    [SERVICE_SCHEMAS],
+  );
+  const tables = rows.map((r) => r.name);
+  const masked = `array[${VOLATILE_COLUMNS.map((c) => `'${c}'`).join(',')}]::text[]`;
+  const contentSql = tables
+    .map(
+      (t) => `select '${t}' as name, count(*)::int as rows, md5(coalesce(string_agg(r, ',' order by r), '')) as sum
+      from (select (to_jsonb(x) - ${masked})::text as r from ${t} x) s`,
+    )
+    .join('\nunion all\n');
+  const outboxes = tables.filter((t) => t.endsWith('.outbox'));
+  const pendingSql = outboxes.map((t) => `(select count(*) from ${t} where published_at is null)`).join(' + ') || '0';
+  const sequenceSql = `select format('%I.%I', schemaname, sequencename) as name, coalesce(last_value, 0)::text as value
+    from pg_sequences where schemaname = any($1)`;
+  return {
+    async read() {
+      const [content, sequences] = await Promise.all([
+        stack.sql<{ name: string; rows: number; sum: string }>(contentSql),
+        stack.sql<{ name: string; value: string }>(sequenceSql, [SERVICE_SCHEMAS]),
+      ]);
+      return {
+        tables: new Map(content.rows.map((r) => [r.name, { rows: r.rows, sum: r.sum }])),
+        sequences: new Map(sequences.rows.map((r) => [r.name, r.value])),
+      };
+    },
+    async pendingEvents() {
+      const { rows } = await stack.sql<{ n: string }>(`select ${pendingSql} as n`);
+      return Number(rows[0]?.n ?? 0);
+    },
+  };
+}
+
+/** Polls until no event waits in an outbox and no table changed between two reads; notes the tables that did. */
+async function waitQuiet(db: DatabaseReader, backgroundTables: Set<string>, maxMs: number): Promise<boolean> {
+  const until = Date.now() + maxMs;
+  let previous = await db.read();
+  while (Date.now() < until) {
+    await Bun.sleep(80);
+    const [now, pending] = await Promise.all([db.read(), db.pendingEvents()]);
+    const moved = [...now.tables].filter(([name, t]) => previous.tables.get(name)?.sum !== t.sum).map(([name]) => name);
+    for (const name of moved) backgroundTables.add(name);
+    if (moved.length === 0 && pending === 0) return true;
+    previous = now;
+  }
+  return false;
 }
 
 /** What differs between two snapshots, one entry per table, sequence or bucket figure. */
