@@ -119,7 +119,13 @@ describe('docker compose', () => {
       expect(Number(env[portVar(name)])).toBe(defaultPort(name));
       const probePort = name === 'gateway' ? opsPort : defaultPort(name);
       expect(JSON.stringify(svc.healthcheck.test)).toContain(`127.0.0.1:${probePort}/readyz`);
-      expect(svc.build.dockerfile).toBe(`deploy/docker/${name}.Dockerfile`);
+      // One Dockerfile for every process: the process and its ports are build arguments.
+      expect(svc.build.dockerfile).toBe('deploy/docker/Dockerfile');
+      expect(svc.build.args).toEqual({
+        SERVICE: name,
+        PORT: String(defaultPort(name)),
+        ...(name === 'gateway' ? { HEALTH_PORT: String(opsPort) } : {}),
+      });
     });
   }
 
@@ -138,20 +144,47 @@ test('no file under deploy/ mentions the default MinIO credentials', () => {
     expect({ file, minioadmin: readFileSync(file, 'utf8').includes('minioadmin') }).toEqual({ file, minioadmin: false });
 });
 
-describe('Dockerfiles', () => {
+describe('the Dockerfile', () => {
+  /** A build argument as the Dockerfile writes it: `${NAME}`. */
+  const arg = (name: string) => `$\{${name}}`;
+  const text = readFileSync(join(deployDir, 'docker', 'Dockerfile'), 'utf8');
+  const [compose] = load(join(deployDir, 'compose.yaml'));
+  /** The Dockerfile as built for one process: its build arguments substituted (compose's args, then ARG defaults). */
+  function builtFor(name: ProcessName): string {
+    const args: Record<string, string> = { ...compose.services[name].build.args };
+    for (const m of text.matchAll(/^ARG (\w+)=(.*)$/gm)) args[m[1]!] ??= m[2]!.replace(/\$\{(\w+)\}/g, (_, v) => args[v] ?? '');
+    return text.replace(/\$\{(\w+)\}/g, (whole, v) => args[v] ?? whole);
+  }
+
+  test('is the only one: every process is built from it', () => {
+    const dockerfiles = readdirSync(join(deployDir, 'docker')).filter((f) => /Dockerfile$/.test(f));
+    expect(dockerfiles).toEqual(['Dockerfile']);
+  });
+
+  test('Bun base image, non-root, the process and its port as build arguments checked before anything is installed', () => {
+    const froms = [...text.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    expect(froms.at(-1)).toMatch(/^oven\/bun:\d/);
+    expect(text).toMatch(/^USER (?!root)\S+/m);
+    const [deps, runtime] = text.split(/^FROM oven\/bun/m) as [string, string];
+    for (const stage of [deps, runtime]) for (const arg of ['SERVICE', 'PORT']) expect(stage).toMatch(new RegExp(`^ARG ${arg}$`, 'm'));
+    const service = arg('SERVICE');
+    expect(deps.indexOf(`test -f "services/${service}/src/main.ts" && test -n "${arg('PORT')}"`)).toBeLessThan(deps.indexOf('RUN npm ci'));
+    expect(runtime).toContain(`COPY --from=deps /app/services/${service} ./services/${service}`);
+    expect(runtime).not.toMatch(/COPY --from=deps \/app\/services \./);
+    expect(text).toContain('HOST=0.0.0.0');
+  });
+
   for (const name of processNames) {
-    test(`${name}: Bun base image, non-root, runs services/${name}/src/main.ts`, () => {
-      const text = readFileSync(join(deployDir, 'docker', `${name}.Dockerfile`), 'utf8');
-      const froms = [...text.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
-      expect(froms.at(-1)).toMatch(/^oven\/bun:\d/);
-      expect(text).toMatch(/^USER (?!root)\S+/m);
-      expect(text).toContain(`CMD ["bun", "services/${name}/src/main.ts"]`);
-      expect(text).toMatch(new RegExp(`^EXPOSE ${defaultPort(name)}$`, 'm'));
-      if (name === 'gateway') {
-        expect(text).toMatch(new RegExp(`^EXPOSE ${opsPort}$`, 'm'));
-        expect(text).toContain(`127.0.0.1:${opsPort}/livez`);
-      }
-      expect(text).toContain('HOST=0.0.0.0');
+    test(`${name}: runs services/${name}/src/main.ts, exposes its port, health check on ${name === 'gateway' ? 'the operations port' : 'its port'}`, () => {
+      const built = builtFor(name);
+      expect(built).toMatch(new RegExp(`^WORKDIR /app/services/${name}$`, 'm'));
+      expect(built).toContain('CMD ["bun", "src/main.ts"]');
+      expect(statSync(join(repoRoot, 'services', name, 'src', 'main.ts')).isFile()).toBe(true);
+      expect(built).toMatch(new RegExp(`^EXPOSE ${defaultPort(name)}$`, 'm'));
+      const healthPort = name === 'gateway' ? opsPort : defaultPort(name);
+      expect(built).toMatch(new RegExp(`^EXPOSE ${healthPort}$`, 'm'));
+      expect(built).toContain(`HEALTHCHECK_URL=http://127.0.0.1:${healthPort}/livez`);
+      expect(built).toContain('fetch(process.env.HEALTHCHECK_URL)');
     });
   }
 });
