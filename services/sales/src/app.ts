@@ -1,4 +1,5 @@
 import { createServiceKit, type InternalClient, type Logger, type ReadinessCheck } from '@crm/http';
+import { exactlyOnce } from '@crm/idempotency';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import { contactTypesRoutes } from './contact-types/routes.ts';
@@ -22,6 +23,7 @@ export function createApp(deps: SalesDeps) {
   const kit = createServiceKit({ service: 'sales', logger: deps.logger, internalToken: deps.internalToken, readiness: deps.readiness });
   const app = new Elysia({ normalize: false })
     .use(kit.plugin)
+    .use(exactlyOnce(deps.db))
     .use(usersRoutes(deps.db))
     .use(contactTypesRoutes(deps.db))
     .use(contactsRoutes(deps.db))

@@ -11,6 +11,7 @@ import {
   requestContext,
   throwIfInvalid,
 } from '@crm/http';
+import { exactlyOnce } from '@crm/idempotency';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
@@ -80,10 +81,11 @@ export function contactsRoutes(db: Kysely<SalesDatabase>) {
 
   return new Elysia({ name: 'sales-contacts' })
     .use(requestContext)
+    .use(exactlyOnce(db))
     .post(
       '/v1/contacts',
-      async ({ body, tenantId, set }) => {
-        const [contact] = await createContacts(db, tenantId, [body], () => '');
+      async ({ body, tenantId, set, write }) => {
+        const [contact] = await createContacts(write.db, tenantId, [body], () => '');
         set.status = 201;
         return { data: contact as NonNullable<typeof contact> };
       },

@@ -1,4 +1,4 @@
-import { inIdOrder, type ListRequest, listPagination } from '@crm/db';
+import { inIdOrder, inTransaction, type ListRequest, listPagination } from '@crm/db';
 import { writeEvent, writeEvents } from '@crm/events';
 import { assertIfMatch, notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
@@ -139,7 +139,7 @@ export async function createContacts(
     inputs.map((body, index) => ({ body, prefix: prefixOf(index) })),
   );
   throwIfInvalid(details);
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const contacts = await loadContacts(trx, tenantId, await writeNewContacts(trx, tenantId, inputs, userIds));
     await writeEvents(
       trx,

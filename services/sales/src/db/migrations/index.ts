@@ -1,4 +1,5 @@
 import { outboxMigration } from '@crm/events';
+import { idempotencyMigration } from '@crm/idempotency';
 import { m0001Users } from './0001_users.ts';
 import { m0002Contacts } from './0002_contacts.ts';
 import { m0003Opportunities } from './0003_opportunities.ts';
@@ -21,4 +22,5 @@ export const migrations = [
   m0021OrdersInputBounds,
   m0030UsersKeyset,
   m0031OrdersKeyset,
+  idempotencyMigration,
 ];

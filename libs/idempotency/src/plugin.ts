@@ -1,0 +1,47 @@
+import { requestContext } from '@crm/http';
+import { Elysia } from 'elysia';
+import type { Kysely } from 'kysely';
+import { type FingerprintBody, idempotencyKeyOf, requestFingerprint } from './fingerprint.ts';
+import { RequestWrite, replayAnswer } from './request-write.ts';
+
+/** The body as the kit parsed it: JSON, `null` for a route that reads its own (multipart) stream, or none. */
+function fingerprintBody(body: unknown): FingerprintBody {
+  if (body === undefined) return { kind: 'none' };
+  if (body === null) return { kind: 'multipart' };
+  return { kind: 'json', value: body };
+}
+
+function pathAndQuery(url: string): string {
+  const pathStart = url.indexOf('/', url.indexOf('//') + 2);
+  return url.slice(pathStart);
+}
+
+/**
+ * Exactly-once writes for a service (contract §21): every handler gets `write.db`, the database
+ * to use; a POST/PUT/PATCH/DELETE that carries the gateway's Idempotency-Key runs in one
+ * transaction that commits its answer with it, and a repeat of the key answers the recorded answer.
+ */
+export function exactlyOnce(db: Kysely<any>) {
+  return new Elysia({ name: 'crm-exactly-once' })
+    .use(requestContext)
+    .derive({ as: 'global' }, () => ({ write: new RequestWrite(db) }))
+    .onBeforeHandle({ as: 'global' }, async ({ request, tenantId, body, write }) => {
+      const key = idempotencyKeyOf(request);
+      if (key === undefined || !tenantId) return;
+      const fingerprint = await requestFingerprint(request.method, pathAndQuery(request.url), fingerprintBody(body));
+      const recorded = await write.begin(tenantId, key, fingerprint);
+      if (recorded) return replayAnswer(recorded);
+    })
+    .onAfterHandle({ as: 'global' }, async ({ responseValue, set, write }) => {
+      if (!write.open) return;
+      if (responseValue instanceof Response) {
+        const headers = Object.fromEntries(responseValue.headers);
+        await write.finish(responseValue.status, await responseValue.clone().text(), headers);
+        return;
+      }
+      const status = typeof set.status === 'number' ? set.status : 200;
+      const headers = { 'content-type': 'application/json', ...(set.headers as Record<string, string | undefined>) };
+      await write.finish(status, JSON.stringify(responseValue ?? null), headers);
+    })
+    .onAfterResponse({ as: 'global' }, ({ write }) => write?.abandon());
+}

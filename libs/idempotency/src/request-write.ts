@@ -1,0 +1,107 @@
+// Exactly-once writes (contract §21). A keyed write runs in ONE transaction that also records
+// (tenant, key, fingerprint) → the answer; a repeat of the key answers the recorded answer. So a
+// client retrying with the same key gets one resource even when a gateway or a service dies
+// between the commit and the answer.
+import { AppError } from '@crm/http';
+import { type ControlledTransaction, type Kysely, sql } from 'kysely';
+
+/** An answer recorded with its key. */
+export interface RecordedAnswer {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** Answer headers kept with a record and replayed. */
+const RECORDED_HEADERS = ['content-type', 'location', 'etag'];
+
+/**
+ * The database a request's handler writes through: the service's pool, or — while a keyed write
+ * runs — the one transaction that will also hold its record. Services take it as their `db` and
+ * open nested transactions with `inTransaction` (libs/db), which joins it.
+ */
+export class RequestWrite {
+  #root: Kysely<any>;
+  #trx: ControlledTransaction<any> | undefined;
+  #claim: { tenantId: string; key: string; fingerprint: string } | undefined;
+
+  constructor(root: Kysely<any>) {
+    this.#root = root;
+  }
+
+  /** Where the handler reads and writes. */
+  get db(): Kysely<any> {
+    return this.#trx ?? this.#root;
+  }
+
+  /** Whether a keyed write is in progress (its transaction open). */
+  get open(): boolean {
+    return this.#trx !== undefined;
+  }
+
+  /**
+   * Starts a keyed write: takes the key's lock (a concurrent repeat waits for this one's commit),
+   * then returns the recorded answer of an earlier commit of the same request, or undefined to go
+   * on. The same key with another request is 422 `idempotency_key_reused`.
+   */
+  async begin(tenantId: string, key: string, fingerprint: string): Promise<RecordedAnswer | undefined> {
+    const trx = await this.#root.startTransaction().execute();
+    try {
+      await sql`select pg_advisory_xact_lock(hashtextextended(${`${tenantId}:${key}`}, 0))`.execute(trx);
+      const { rows } = await sql<RecordedAnswer & { fingerprint: string }>`select fingerprint, status, body, headers
+        from idempotency_records where tenant_id = ${tenantId} and key = ${key}`.execute(trx);
+      const recorded = rows[0];
+      if (recorded) {
+        await trx.rollback().execute();
+        if (recorded.fingerprint !== fingerprint)
+          throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with a different request (method, path or body)');
+        return { status: recorded.status, body: recorded.body, headers: recorded.headers };
+      }
+    } catch (error) {
+      if (!trx.isRolledBack && !trx.isCommitted) await trx.rollback().execute();
+      throw error;
+    }
+    this.#trx = trx;
+    this.#claim = { tenantId, key, fingerprint };
+    return undefined;
+  }
+
+  /** Ends a keyed write with its answer: a success is recorded and committed with the write; anything else rolls back. */
+  async finish(status: number, body: string, headers: Record<string, string | undefined>): Promise<void> {
+    const trx = this.#trx;
+    const claim = this.#claim;
+    if (!trx || !claim) return;
+    this.#trx = undefined;
+    if (status >= 300) {
+      await trx.rollback().execute();
+      return;
+    }
+    try {
+      const kept = Object.fromEntries(RECORDED_HEADERS.flatMap((name) => (headers[name] ? [[name, headers[name]]] : [])));
+      await sql`insert into idempotency_records (tenant_id, key, fingerprint, status, body, headers)
+        values (${claim.tenantId}, ${claim.key}, ${claim.fingerprint}, ${status}, ${body}, ${JSON.stringify(kept)}::jsonb)`.execute(trx);
+      await trx.commit().execute();
+    } catch (error) {
+      if (!trx.isRolledBack && !trx.isCommitted)
+        await trx
+          .rollback()
+          .execute()
+          .catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Rolls back a keyed write that did not finish (an error, an early answer). */
+  async abandon(): Promise<void> {
+    const trx = this.#trx;
+    this.#trx = undefined;
+    if (trx && !trx.isRolledBack && !trx.isCommitted) await trx.rollback().execute();
+  }
+}
+
+/** The recorded answer as a Response, marked as a replay. */
+export function replayAnswer(recorded: RecordedAnswer): Response {
+  const headers = new Headers(recorded.headers);
+  headers.set('idempotent-replayed', 'true');
+  return new Response(recorded.body === '' ? null : recorded.body, { status: recorded.status, headers });
+}
