@@ -90,7 +90,7 @@ describe('endpoint management', () => {
     const own = await createTenantWithHooks(3);
     const list = await own.t.request('GET', '/v1/webhooks?per_page=2&page=2');
     expect(list.status).toBe(200);
-    expect(list.body.pagination).toEqual({ total: 3, per_page: 2, current_page: 2, last_page: 2, has_more: false });
+    expect(list.body.pagination).toEqual({ total: 3, per_page: 2, current_page: 2, last_page: 2, has_more: false, next_cursor: null });
     expect(list.body.data.map((h: { id: number }) => h.id)).toEqual([own.ids[2]]);
 
     const other = await stack.createTenant();

@@ -1,5 +1,4 @@
-import { listQueryWith } from '@crm/db';
-import { PathId } from '@crm/http';
+import { listQueryWith, PathId } from '@crm/http';
 import { t } from 'elysia';
 import type { Selectable } from 'kysely';
 import type { DeliveryAttemptsTable } from '../db/database.ts';

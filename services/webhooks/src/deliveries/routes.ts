@@ -1,11 +1,14 @@
-import { Pagination, pageRequest, paginationOf } from '@crm/db';
-import { IdParams, listQuery, notFound, requestContext, throwIfInvalid } from '@crm/http';
+import { listPagination, listRequest } from '@crm/db';
+import { IdParams, ListPagination, listQuery, notFound, requestContext, throwIfInvalid } from '@crm/http';
 import { Elysia, t } from 'elysia';
 import { assertEnabled, type EndpointServiceDeps, getWebhook } from '../endpoints/service.ts';
+import { LIST_DESCRIPTION } from '../openapi-text.ts';
 import { Delivery, DeliveryListQuery, DeliveryParams, toDelivery } from './model.ts';
 import { findAttempt, listAttempts, queueManualAttempt } from './repo.ts';
 
-const SORTABLE = ['id', 'created_at'] as const;
+/** Sortable fields and their column types (keyset cursors cast their keys back with these). */
+const SORT_TYPES = { id: 'integer', created_at: 'timestamptz' } as const;
+const SORTABLE = Object.keys(SORT_TYPES);
 const tags = ['Webhooks'];
 
 /** An endpoint's delivery log and manual retries. */
@@ -16,25 +19,27 @@ export function deliveryRoutes(deps: EndpointServiceDeps) {
       '/v1/webhooks/:id/deliveries',
       async ({ params, query, tenantId }) => {
         const endpoint = await getWebhook(deps, tenantId, params.id);
-        const { request, errors } = pageRequest(query, SORTABLE);
+        // A cursor is bound to the sort, the filters and the endpoint it was made for.
+        const filters = { endpoint: endpoint.id, event_id: query.event_id, status: query.status };
+        const { request, errors } = listRequest(query, SORT_TYPES, filters);
         throwIfInvalid(errors);
-        const { total, rows } = await listAttempts(
+        const { page, rows } = await listAttempts(
           deps.db,
           tenantId,
           endpoint.id,
           { eventId: query.event_id, status: query.status },
           request,
         );
-        return { data: rows.map(toDelivery), pagination: paginationOf(total, request.perPage, request.page) };
+        return { data: rows.map(toDelivery), pagination: listPagination(page, request) };
       },
       {
         params: IdParams,
         ...listQuery(DeliveryListQuery, SORTABLE),
-        response: { 200: t.Object({ data: t.Array(Delivery), pagination: Pagination }) },
+        response: { 200: t.Object({ data: t.Array(Delivery), pagination: ListPagination }) },
         detail: {
           summary: "List a webhook's delivery attempts",
           tags,
-          description: 'One row per attempt (sortable by id or created_at; filters event_id, status; updated_since applies to created_at).',
+          description: `One row per attempt. Filters: event_id, status, updated_since (applies to created_at). Sort on id, created_at. ${LIST_DESCRIPTION}`,
         },
       },
     )
@@ -46,6 +51,7 @@ export function deliveryRoutes(deps: EndpointServiceDeps) {
         if (!attempt) throw notFound('Delivery');
         assertEnabled(endpoint);
         const queued = await queueManualAttempt(deps.db, attempt.task_id);
+        if (!queued) throw notFound('Delivery');
         deps.onQueued();
         set.status = 202;
         return { data: toDelivery(queued) };

@@ -67,6 +67,11 @@ export const Secret = t.Object({ secret: t.String() });
 
 export const EventTypeInfo = t.Object({ type: t.String(), description: t.String() });
 
+/** The creation answer: the endpoint with its secret (same field order as the route has always sent). */
+export function toWebhookWithSecret(row: Selectable<EndpointsTable>): typeof WebhookWithSecret.static {
+  return { ...toWebhook(row), secret: row.secret };
+}
+
 /** The API view of an endpoint row (never the secret). */
 export function toWebhook(row: Selectable<EndpointsTable>): Webhook {
   return {

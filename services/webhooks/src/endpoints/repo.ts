@@ -1,5 +1,5 @@
-import { fetchPage, type PageRequest } from '@crm/db';
-import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
+import { inIdOrder, type ListRequest, type PageOfIds, readPageIds } from '@crm/db';
+import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import type { EndpointsTable, WebhooksDatabase } from '../db/database.ts';
 
 type Db = Kysely<WebhooksDatabase>;
@@ -47,9 +47,21 @@ export function rotateEndpointSecret(db: Db, tenantId: string, id: number, secre
     .executeTakeFirst();
 }
 
-/** One page of the tenant's endpoints and the total count. */
-export async function listEndpoints(db: Db, tenantId: string, page: PageRequest) {
-  let query = db.selectFrom('endpoints').where('tenant_id', '=', tenantId);
-  if (page.updatedSince) query = query.where('updated_at', '>=', page.updatedSince);
-  return fetchPage(query, page, (q) => q.selectAll());
+/** The tenant's endpoint with this id, locked for a write until the transaction ends; undefined when it does not exist. */
+export function lockEndpoint(db: Db, tenantId: string, id: number) {
+  return db.selectFrom('endpoints').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** One page of the tenant's endpoints (page or cursor mode) and its rows in list order. */
+export async function listEndpoints(
+  db: Db,
+  tenantId: string,
+  request: ListRequest,
+): Promise<{ page: PageOfIds; rows: Selectable<EndpointsTable>[] }> {
+  let query = db.selectFrom('endpoints as e').where('e.tenant_id', '=', tenantId);
+  if (request.updatedSince) query = query.where('e.updated_at', '>=', request.updatedSince);
+  const page = await readPageIds(query, 'e', request.window);
+  if (page.ids.length === 0) return { page, rows: [] };
+  const rows = await db.selectFrom('endpoints').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', page.ids).execute();
+  return { page, rows: inIdOrder(rows, page.ids) };
 }

@@ -1,11 +1,11 @@
 import { newEventId } from '@crm/contracts';
-import { AppError, notFound, throwIfInvalid } from '@crm/http';
-import type { Kysely } from 'kysely';
-import type { WebhooksDatabase } from '../db/database.ts';
+import { AppError, assertIfMatch, notFound, throwIfInvalid } from '@crm/http';
+import type { Kysely, Selectable } from 'kysely';
+import type { EndpointsTable, WebhooksDatabase } from '../db/database.ts';
 import { storeTestEvent } from '../ingest/event-store.ts';
 import { newEndpointSecret } from '../signing/signature.ts';
 import type { TargetPolicy } from '../ssrf/target-guard.ts';
-import type { CreateWebhook, UpdateWebhook } from './model.ts';
+import { type CreateWebhook, toWebhook, toWebhookWithSecret, type UpdateWebhook } from './model.ts';
 import * as repo from './repo.ts';
 import { webhookRuleErrors } from './rules.ts';
 
@@ -49,8 +49,26 @@ export async function getWebhook(deps: EndpointServiceDeps, tenantId: string, id
   return row;
 }
 
-/** Partial update; enabling clears the reason the service disabled it. */
-export async function updateWebhook(deps: EndpointServiceDeps, tenantId: string, id: number, body: UpdateWebhook) {
+/**
+ * `If-Match` (contract §24) against the endpoint as the API presents it now: its `GET` / `PUT`
+ * representation, or the creation answer (which also shows the secret) — both name this version.
+ * Called on the locked row, so two writers holding one ETag cannot both pass; 412 otherwise.
+ */
+function assertEndpointIfMatch(ifMatch: string | undefined, row: Selectable<EndpointsTable>): void {
+  if (ifMatch === undefined) return;
+  try {
+    assertIfMatch(ifMatch, toWebhook(row));
+  } catch (error) {
+    if (!(error instanceof AppError && error.type === 'precondition_failed')) throw error;
+    assertIfMatch(ifMatch, toWebhookWithSecret(row));
+  }
+}
+
+/**
+ * Partial update; enabling clears the reason the service disabled it. With `ifMatch`, 412 unless
+ * it is the endpoint's current ETag (checked under the row lock; a 412 changes nothing).
+ */
+export async function updateWebhook(deps: EndpointServiceDeps, tenantId: string, id: number, body: UpdateWebhook, ifMatch?: string) {
   throwIfInvalid(await webhookRuleErrors(body, deps.targetPolicy));
   const changes = {
     ...(body.url !== undefined ? { url: body.url } : {}),
@@ -58,14 +76,24 @@ export async function updateWebhook(deps: EndpointServiceDeps, tenantId: string,
     ...(body.description !== undefined ? { description: body.description } : {}),
     ...(body.enabled !== undefined ? { enabled: body.enabled, disabled_reason: null } : {}),
   };
-  const row = await repo.updateEndpoint(deps.db, tenantId, id, changes);
-  if (!row) throw notFound('Webhook');
-  return row;
+  return deps.db.transaction().execute(async (trx) => {
+    const current = await repo.lockEndpoint(trx, tenantId, id);
+    if (!current) throw notFound('Webhook');
+    assertEndpointIfMatch(ifMatch, current);
+    const row = await repo.updateEndpoint(trx, tenantId, id, changes);
+    if (!row) throw notFound('Webhook');
+    return row;
+  });
 }
 
-/** Deletes an endpoint with its queued deliveries and log. */
-export async function deleteWebhook(deps: EndpointServiceDeps, tenantId: string, id: number) {
-  if (!(await repo.deleteEndpoint(deps.db, tenantId, id))) throw notFound('Webhook');
+/** Deletes an endpoint with its queued deliveries and log; `ifMatch` as for updates. */
+export async function deleteWebhook(deps: EndpointServiceDeps, tenantId: string, id: number, ifMatch?: string) {
+  await deps.db.transaction().execute(async (trx) => {
+    const current = await repo.lockEndpoint(trx, tenantId, id);
+    if (!current) throw notFound('Webhook');
+    assertEndpointIfMatch(ifMatch, current);
+    if (!(await repo.deleteEndpoint(trx, tenantId, id))) throw notFound('Webhook');
+  });
 }
 
 /** A new secret; the old one keeps signing alongside it for 24 h. */
