@@ -431,7 +431,7 @@ describe('the database holds the same bounds', () => {
       await run(`select setval('endpoints_id_seq', ${MAX_INT + 5})`);
       await run(`select setval('delivery_attempts_id_seq', ${MAX_INT + 9})`);
 
-      expect(await migrate(db, schema, migrations)).toEqual(['0002_input_bounds']);
+      expect(await migrate(db, schema, migrations.slice(0, at + 1))).toEqual(['0002_input_bounds']);
 
       const endpoints = await rows(
         'select id, url, char_length(description) as description_length, events, enabled, disabled_reason, previous_secret from endpoints order by id',

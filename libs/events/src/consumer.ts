@@ -35,7 +35,8 @@ export interface ConsumerOptions {
   durable: string;
   /** Subject filter below the prefix, e.g. `contact.deleted`; default all events. */
   filter?: string;
-  handle: (event: EventEnvelope) => Promise<void>;
+  /** Handles one event; `message.seq` is its position in the stream (JetStream stream sequence). */
+  handle: (event: EventEnvelope, message: { seq: number; subject: string }) => Promise<void>;
   logger: Logger;
   /** After this many deliveries an unexpected error terminates the message instead of retrying. */
   maxDeliveries?: number;
@@ -153,7 +154,7 @@ export function startConsumer(options: ConsumerOptions) {
       return;
     }
     try {
-      await handle(event);
+      await handle(event, { seq: m.seq, subject: m.subject });
       m.ack();
     } catch (error) {
       const deliveries = m.info.redeliveryCount;

@@ -4,6 +4,8 @@ import type { Kysely } from 'kysely';
 import type { WebhooksDatabase } from './db/database.ts';
 import { deliveryRoutes } from './deliveries/routes.ts';
 import { endpointRoutes } from './endpoints/routes.ts';
+import { feedRoutes } from './feed/routes.ts';
+import type { Watermark } from './feed/watermark.ts';
 import type { TargetPolicy } from './ssrf/target-guard.ts';
 
 export interface WebhooksDeps {
@@ -15,12 +17,20 @@ export interface WebhooksDeps {
   targetPolicy: TargetPolicy;
   /** Wakes the local delivery worker when a delivery is queued by a request. */
   onQueued?: () => void;
+  /** The events feed's watermark: the highest stream sequence it may list (contract §25). */
+  watermark: Watermark;
+  /** How long events are kept (for the feed's description). */
+  retentionDays: number;
 }
 
-/** The webhooks HTTP app: endpoint management and the delivery log under /v1/webhooks. */
+/** The webhooks HTTP app: endpoint management and the delivery log under /v1/webhooks, the events feed under /v1/events. */
 export function createApp(deps: WebhooksDeps) {
   const kit = createServiceKit({ service: 'webhooks', logger: deps.logger, internalToken: deps.internalToken, readiness: deps.readiness });
   const serviceDeps = { db: deps.db, targetPolicy: deps.targetPolicy, onQueued: deps.onQueued ?? (() => {}) };
-  const app = new Elysia({ normalize: false }).use(kit.plugin).use(endpointRoutes(serviceDeps)).use(deliveryRoutes(serviceDeps));
+  const app = new Elysia({ normalize: false })
+    .use(kit.plugin)
+    .use(endpointRoutes(serviceDeps))
+    .use(deliveryRoutes(serviceDeps))
+    .use(feedRoutes({ db: deps.db, watermark: deps.watermark, retentionDays: deps.retentionDays }));
   return { app, fetch: kit.handler(app) };
 }

@@ -26,6 +26,20 @@ export const WebhooksEnv = Type.Object({
     description: 'Events stored at the same time by the JetStream consumer',
   }),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, default: 500, description: 'How often the delivery worker looks for due tasks when idle' }),
+  EVENTS_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 36_500,
+    default: 30,
+    description: 'Days an event is kept (the events feed, the delivery log, manual retries); older ones are purged (contract §25)',
+  }),
+  EVENTS_PURGE_INTERVAL_MS: Type.Integer({ minimum: 100, default: 600_000, description: 'How often the retention purge runs' }),
+  EVENTS_PURGE_BATCH: Type.Integer({ minimum: 1, maximum: 100_000, default: 1000, description: 'Events deleted per purge statement' }),
+  EVENTS_WATERMARK_REFRESH_MS: Type.Integer({
+    minimum: 0,
+    maximum: 5000,
+    default: 150,
+    description: "How long the events feed reuses the ingest consumer's ack floor (its watermark) before asking NATS again",
+  }),
 });
 
 export type WebhooksConfig = ReturnType<typeof loadWebhooksConfig>;

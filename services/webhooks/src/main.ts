@@ -3,7 +3,9 @@ import { createApp } from './app.ts';
 import { loadWebhooksConfig, retryScheduleMs } from './config.ts';
 import type { WebhooksDatabase } from './db/database.ts';
 import { migrations } from './db/migrations/index.ts';
-import { startEventIngest } from './ingest/consumer.ts';
+import { startEventPurge } from './feed/purge.ts';
+import { consumerWatermark } from './feed/watermark.ts';
+import { INGEST_DURABLE, startEventIngest } from './ingest/consumer.ts';
 import { createTargetPolicy } from './ssrf/target-guard.ts';
 import { startDeliveryWorker } from './worker/delivery-worker.ts';
 
@@ -42,7 +44,30 @@ await runService<WebhooksDatabase>({
       concurrency: config.WEBHOOK_INGEST_CONCURRENCY,
       onQueued: worker.wake,
     });
-    const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness, targetPolicy, onQueued: worker.wake });
-    return { fetch, background: [ingest, worker] };
+    const purge = startEventPurge({
+      db,
+      logger,
+      retentionDays: config.EVENTS_RETENTION_DAYS,
+      intervalMs: config.EVENTS_PURGE_INTERVAL_MS,
+      batchSize: config.EVENTS_PURGE_BATCH,
+    });
+    const watermark = consumerWatermark({
+      nc,
+      stream: config.EVENTS_STREAM,
+      durable: INGEST_DURABLE,
+      refreshMs: config.EVENTS_WATERMARK_REFRESH_MS,
+      logger,
+    });
+    const { fetch } = createApp({
+      db,
+      logger,
+      internalToken: config.INTERNAL_TOKEN,
+      readiness,
+      targetPolicy,
+      onQueued: worker.wake,
+      watermark,
+      retentionDays: config.EVENTS_RETENTION_DAYS,
+    });
+    return { fetch, background: [ingest, worker, purge] };
   },
 });

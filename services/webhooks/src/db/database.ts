@@ -24,6 +24,8 @@ export interface EventsTable {
   data: unknown;
   occurred_at: Timestamp;
   received_at: Generated<Date>;
+  /** Position in the JetStream stream; null for `webhook.test` events and events stored before 0003. */
+  seq: number | null;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';

@@ -19,6 +19,9 @@ export interface EventIngestOptions {
   onQueued: () => void;
 }
 
+/** The durable consumer's name; its ack floor is the events feed's watermark (`src/feed/watermark.ts`). */
+export const INGEST_DURABLE = 'webhooks';
+
 /** The longest event id, tenant id or event type stored (the `events` table's CHECK constraints agree). */
 export const MAX_ENVELOPE_TEXT = 255;
 
@@ -58,10 +61,10 @@ export function startEventIngest(options: EventIngestOptions) {
     nc: options.nc,
     stream: options.stream,
     subjectPrefix: options.subjectPrefix,
-    durable: 'webhooks',
+    durable: INGEST_DURABLE,
     logger,
     concurrency: options.concurrency,
-    async handle(event: EventEnvelope) {
+    async handle(event: EventEnvelope, message) {
       const problem = envelopeProblem(event);
       if (problem) throw new PoisonMessageError(problem);
       let data: unknown;
@@ -79,7 +82,8 @@ export function startEventIngest(options: EventIngestOptions) {
       }
       let queued: number;
       try {
-        queued = await storeEventWithTasks(db, { ...event, occurred_at: new Date(event.occurred_at).toISOString(), data });
+        const envelope = { ...event, occurred_at: new Date(event.occurred_at).toISOString(), data };
+        queued = await storeEventWithTasks(db, envelope, message.seq);
       } catch (error) {
         if (PERMANENT((error as { code?: unknown }).code)) throw new PoisonMessageError(`event cannot be stored: ${String(error)}`);
         throw error;

@@ -5,16 +5,32 @@ import type { WebhooksDatabase } from '../db/database.ts';
 type Db = Kysely<WebhooksDatabase>;
 
 /**
- * Stores an event once (its id is the primary key) and, in the same transaction, one delivery
- * task per enabled endpoint of the event's tenant whose filter matches. Returns how many tasks
- * were queued; 0 for an event seen before (its tasks were committed together with it).
+ * Stores an event once (its id is the primary key) with its stream sequence (`seq`, the feed's
+ * order) and, in the same transaction, one delivery task per enabled endpoint of the event's
+ * tenant whose filter matches. Returns how many tasks were queued; 0 for an event seen before (its
+ * tasks were committed together with it, and it keeps its first stream position).
  */
-export async function storeEventWithTasks(db: Db, event: EventEnvelope): Promise<number> {
+export async function storeEventWithTasks(db: Db, event: EventEnvelope, seq: number | null): Promise<number> {
+  try {
+    return await insertEventWithTasks(db, event, seq);
+  } catch (error) {
+    if (seq === null || !isSeqTaken(error)) throw error;
+    // The stream restarted its sequence (deleted and created again): the position belongs to this
+    // event now; the older event leaves the feed rather than block the consumer.
+    await sql`update events set seq = null where seq = ${seq} and id <> ${event.id}`.execute(db);
+    return insertEventWithTasks(db, event, seq);
+  }
+}
+
+const isSeqTaken = (error: unknown) =>
+  (error as { code?: unknown }).code === '23505' && (error as { constraint?: unknown }).constraint === 'events_seq';
+
+async function insertEventWithTasks(db: Db, event: EventEnvelope, seq: number | null): Promise<number> {
   // One statement, so one round trip and one implicit transaction: both inserts or neither.
   const { rows } = await sql<{ id: number }>`
     with stored as (
-      insert into events (id, tenant_id, type, data, occurred_at)
-      values (${event.id}, ${event.tenant_id}, ${event.type}, ${JSON.stringify(event.data ?? null)}::jsonb, ${event.occurred_at})
+      insert into events (id, tenant_id, type, data, occurred_at, seq)
+      values (${event.id}, ${event.tenant_id}, ${event.type}, ${JSON.stringify(event.data ?? null)}::jsonb, ${event.occurred_at}, ${seq})
       on conflict (id) do nothing
       returning id, tenant_id, type
     )
