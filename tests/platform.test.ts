@@ -168,7 +168,7 @@ describe('faults on a private stack with its own NATS', () => {
         written.push(
           ...(await writeEvents(
             trx,
-            Array.from({ length: n }, (_, i) => ({ tenantId: 't-relay', type: 'contact.created' as const, data: { i } })),
+            Array.from({ length: n }, (_, i) => ({ tenantId: 't-relay', type: 'contact.deleted' as const, data: { id: i + 1 } })),
           )),
         );
       });

@@ -1,4 +1,4 @@
-import { type EventType, newEventId } from '@crm/contracts';
+import { newEventId, type TypedEvent } from '@crm/contracts';
 import type { Migration } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 
@@ -19,11 +19,8 @@ export const outboxMigration: Migration = {
   },
 };
 
-export interface NewEvent {
-  tenantId: string;
-  type: EventType;
-  data: unknown;
-}
+/** An event to write: its type decides the shape of `data` (libs/contracts `eventPayloads`). */
+export type NewEvent = { tenantId: string } & TypedEvent;
 
 /**
  * Writes events to the outbox inside the caller's transaction and wakes the relay on commit
