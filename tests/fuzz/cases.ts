@@ -54,6 +54,8 @@ export interface FuzzCase {
 
 const NON_JSON_TYPE: Expectation = { check: '§19 non-JSON Content-Type on a JSON endpoint → 400', statuses: [400] };
 const OUT_OF_RANGE_PATH_ID: Expectation = { check: '§19 out-of-range numeric path id → 404', statuses: [404] };
+/** With a body, validating it may come first: a generated body is only valid-shaped, not surely valid. */
+const OUT_OF_RANGE_PATH_ID_WITH_BODY: Expectation = { check: OUT_OF_RANGE_PATH_ID.check, statuses: [404, 422] };
 const NUL_IN_PATH: Expectation = { check: '§19 NUL in a path segment → 404 or 422', statuses: [404, 422] };
 
 /** Every input class that makes sense for an operation. */
@@ -134,7 +136,14 @@ function badPath(op: Operation, cls: 'nul-in-path' | 'garbage-path', base: Base)
         ...b,
         path: { ...b.path, [param.name]: value },
         label: `path ${param.name}=${shown}`,
-        expect: cls === 'nul-in-path' ? NUL_IN_PATH : outOfRangeId ? OUT_OF_RANGE_PATH_ID : undefined,
+        expect:
+          cls === 'nul-in-path'
+            ? NUL_IN_PATH
+            : outOfRangeId
+              ? op.body
+                ? OUT_OF_RANGE_PATH_ID_WITH_BODY
+                : OUT_OF_RANGE_PATH_ID
+              : undefined,
       };
     });
 }
