@@ -4,8 +4,15 @@ import type { ApiResponse, CallOptions, WriteOptions } from './request.ts';
 import type { JsonBody, ListItem, ListPath, PathParams, PathsWith, QueryParams, SuccessBody } from './types.ts';
 
 type ItemPath = PathsWith<'get'> & PathsWith<'put'> & PathsWith<'delete'>;
-/** The one path parameter of a resource path (`identifier`, `id`, `reference`). */
-type KeyOf<I extends PathsWith<'get'>> = PathParams<I, 'get'>[keyof PathParams<I, 'get'>];
+/**
+ * The one path parameter of a resource path (`identifier`, `id`, `reference`). A string parameter
+ * also takes a number: a contact's `identifier` is its id, name, e-mail or CIF.
+ */
+type KeyOf<I extends PathsWith<'get'>> = PathParams<I, 'get'>[keyof PathParams<I, 'get'>] extends infer K
+  ? K extends string
+    ? string | number
+    : K
+  : never;
 type ListOptions = Omit<CallOptions, 'headers'>;
 
 /**
