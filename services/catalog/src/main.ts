@@ -1,4 +1,5 @@
 import { loadOrExit, runService } from '@crm/boot';
+import { startIdempotencyPurge } from '@crm/idempotency';
 import { createApp } from './app.ts';
 import { loadCatalogConfig } from './config.ts';
 import type { CatalogDatabase } from './db/database.ts';
@@ -15,6 +16,7 @@ await runService<CatalogDatabase>({
   relay: true,
   async start({ db, logger, readiness }) {
     const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness });
-    return { fetch };
+    const purge = startIdempotencyPurge(db, (error) => logger.error('idempotency record purge failed', { error: String(error) }));
+    return { fetch, background: [purge] };
   },
 });

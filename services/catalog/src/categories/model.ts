@@ -1,41 +1,15 @@
-import { ListPagination, Name, NonNegativeInt } from '@crm/http';
-import { Type } from '@sinclair/typebox';
-import { type Static, t } from 'elysia';
+import { ProductCategoryTree } from '@crm/contracts';
+import { IdParams, ListPagination, ListQuery, Name, NonNegativeInt } from '@crm/http';
+import { type Static, Type } from '@sinclair/typebox';
 
-/** Fields every category response carries (the `category` of a product has exactly these). */
-const categoryFields = {
-  id: Type.Integer(),
-  name: t.String(),
-  reference: t.String(),
-  parent_id: t.Union([Type.Integer(), t.Null()], { description: 'null for a root category' }),
-  has_products: t.Boolean({ description: 'true when this category itself has products' }),
-  has_objectives: t.Boolean({ description: 'always false; objectives are not part of this API' }),
-  created_at: t.String({ format: 'date-time' }),
-  updated_at: t.String({ format: 'date-time' }),
-};
-
-/** A product category without its children. */
-export const ProductCategory = t.Object(categoryFields);
-export type ProductCategory = Static<typeof ProductCategory>;
-
-export type ProductCategoryTree = ProductCategory & { children: ProductCategoryTree[] };
-
-/**
- * A product category with its whole subtree in `children`. Wrapped in Unsafe only to give
- * TypeScript the recursive type (Elysia infers `children: never[]` from t.Recursive).
- */
-export const ProductCategoryTree = t.Unsafe<ProductCategoryTree>(
-  t.Recursive(
-    (self) => t.Object({ ...categoryFields, children: t.Array(self, { description: 'direct children, each with its own subtree' }) }),
-    { $id: 'ProductCategoryTree' },
-  ),
-);
+// Response schemas are the public ones of @crm/contracts (the event payloads use them too);
+// only the request schemas live here.
 
 const Reference = () => Name({ description: 'Unique per account, 1..255 characters' });
 /** `parent_id`: 0..2147483647 (0 = root, contract §19) or null. */
 const ParentId = (description: string) => Type.Optional(Type.Union([NonNegativeInt(), Type.Null()], { description }));
 
-export const CreateCategoryBody = Type.Object(
+export const ProductCategoryCreate = Type.Object(
   {
     name: Name(),
     reference: Reference(),
@@ -43,9 +17,9 @@ export const CreateCategoryBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type CreateCategoryBody = Static<typeof CreateCategoryBody>;
+export type ProductCategoryCreate = Static<typeof ProductCategoryCreate>;
 
-export const UpdateCategoryBody = Type.Object(
+export const ProductCategoryUpdate = Type.Object(
   {
     name: Type.Optional(Name()),
     reference: Type.Optional(Reference()),
@@ -53,7 +27,11 @@ export const UpdateCategoryBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type UpdateCategoryBody = Static<typeof UpdateCategoryBody>;
+export type ProductCategoryUpdate = Static<typeof ProductCategoryUpdate>;
 
-export const CategoryEnvelope = t.Object({ data: ProductCategoryTree });
-export const CategoryPage = t.Object({ data: t.Array(ProductCategoryTree), pagination: ListPagination });
+/** `{id}` of a category path: 1..2147483647, anything else is a 404. */
+export const ProductCategoryParams = IdParams;
+export const ProductCategoryListQuery = ListQuery;
+
+export const ProductCategoryResponse = Type.Object({ data: ProductCategoryTree });
+export const ProductCategoryListResponse = Type.Object({ data: Type.Array(ProductCategoryTree), pagination: ListPagination });

@@ -1,9 +1,17 @@
 import { listPagination, listRequest } from '@crm/db';
-import { Deleted, IdParams, jsonBody, ListQuery, listQuery, requestContext, throwIfInvalid } from '@crm/http';
+import { Deleted, jsonBody, listQuery, requestContext, throwIfInvalid } from '@crm/http';
+import { exactlyOnce, type RequestWrite } from '@crm/idempotency';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
-import { CategoryEnvelope, CategoryPage, CreateCategoryBody, UpdateCategoryBody } from './model.ts';
+import {
+  ProductCategoryCreate,
+  ProductCategoryListQuery,
+  ProductCategoryListResponse,
+  ProductCategoryParams,
+  ProductCategoryResponse,
+  ProductCategoryUpdate,
+} from './model.ts';
 import { CATEGORY_SORTS } from './repo.ts';
 import { createRules, updateRules } from './rules.ts';
 import { createCategory, deleteCategoryById, getCategoryTree, listCategoryTrees, updateCategoryById } from './service.ts';
@@ -15,12 +23,15 @@ const tags = ['Product categories'];
 const IF_MATCH =
   '`If-Match` (optional): the write happens only when it equals the current `ETag` (or is `*`), else 412 `precondition_failed` and nothing changes; a 412 is not stored under an `Idempotency-Key`. The ETag covers the category with its subtree, so it changes when a descendant changes too.';
 
-/** Public product category routes under /v1/product-categories; a path id outside 1..2147483647 is a 404. */
-export function categoryRoutes(db: Kysely<CatalogDatabase>) {
+/**
+ * Public product category routes under /v1/product-categories; a path id outside 1..2147483647
+ * is a 404. Writes go through `write.db` (exactly-once with an Idempotency-Key, contract §21).
+ */
+export function productCategoriesRoutes(db: Kysely<CatalogDatabase>) {
   const update = {
-    params: IdParams,
-    ...jsonBody(UpdateCategoryBody, updateRules(db)),
-    response: { 200: CategoryEnvelope },
+    params: ProductCategoryParams,
+    ...jsonBody(ProductCategoryUpdate, updateRules(db)),
+    response: { 200: ProductCategoryResponse },
     detail: {
       summary: 'Rename, re-reference or move a category',
       description: `\`parent_id\` 0 or null moves it to the root; moving it under itself or one of its descendants is a 422. ${IF_MATCH}`,
@@ -32,17 +43,20 @@ export function categoryRoutes(db: Kysely<CatalogDatabase>) {
     body,
     tenantId,
     ifMatch,
+    write,
   }: {
     params: { id: number };
-    body: UpdateCategoryBody;
+    body: ProductCategoryUpdate;
     tenantId: string;
     ifMatch?: string;
+    write: RequestWrite;
   }) => ({
-    data: await updateCategoryById(db, tenantId, params.id, body, ifMatch),
+    data: await updateCategoryById(write.db, tenantId, params.id, body, ifMatch),
   });
 
   return new Elysia({ name: 'catalog-categories' })
     .use(requestContext)
+    .use(exactlyOnce(db))
     .get(
       '/v1/product-categories',
       async ({ query, tenantId }) => {
@@ -52,8 +66,8 @@ export function categoryRoutes(db: Kysely<CatalogDatabase>) {
         return { data: trees, pagination: listPagination(page, request) };
       },
       {
-        ...listQuery(ListQuery, SORT_NAMES),
-        response: { 200: CategoryPage },
+        ...listQuery(ProductCategoryListQuery, SORT_NAMES),
+        response: { 200: ProductCategoryListResponse },
         detail: {
           summary: 'List root categories with their subtrees',
           description: [
@@ -67,14 +81,14 @@ export function categoryRoutes(db: Kysely<CatalogDatabase>) {
     )
     .post(
       '/v1/product-categories',
-      async ({ body, tenantId, set }) => {
-        const category = await createCategory(db, tenantId, body);
+      async ({ body, tenantId, set, write }) => {
+        const category = await createCategory(write.db, tenantId, body);
         set.status = 201;
         return { data: category };
       },
       {
-        ...jsonBody(CreateCategoryBody, createRules(db)),
-        response: { 201: CategoryEnvelope },
+        ...jsonBody(ProductCategoryCreate, createRules(db)),
+        response: { 201: ProductCategoryResponse },
         detail: {
           summary: 'Create a product category',
           description: '`parent_id` omitted or 0 creates a root category. The answer carries its `ETag`.',
@@ -83,8 +97,8 @@ export function categoryRoutes(db: Kysely<CatalogDatabase>) {
       },
     )
     .get('/v1/product-categories/:id', async ({ params, tenantId }) => ({ data: await getCategoryTree(db, tenantId, params.id) }), {
-      params: IdParams,
-      response: { 200: CategoryEnvelope },
+      params: ProductCategoryParams,
+      response: { 200: ProductCategoryResponse },
       detail: {
         summary: 'Get a category with its subtree',
         description:
@@ -99,12 +113,12 @@ export function categoryRoutes(db: Kysely<CatalogDatabase>) {
     })
     .delete(
       '/v1/product-categories/:id',
-      async ({ params, tenantId, ifMatch }) => {
-        await deleteCategoryById(db, tenantId, params.id, ifMatch);
+      async ({ params, tenantId, ifMatch, write }) => {
+        await deleteCategoryById(write.db, tenantId, params.id, ifMatch);
         return { deleted: true };
       },
       {
-        params: IdParams,
+        params: ProductCategoryParams,
         response: { 200: Deleted },
         detail: { summary: 'Delete a category', description: `409 conflict while it has products or child categories. ${IF_MATCH}`, tags },
       },

@@ -1,9 +1,10 @@
-import { isForeignKeyViolation, isUniqueViolation, type ListRequest, type PageOfIds } from '@crm/db';
+import type { ProductCategoryTree } from '@crm/contracts';
+import { inTransaction, isForeignKeyViolation, isUniqueViolation, type ListRequest, type PageOfIds } from '@crm/db';
 import { writeEvent } from '@crm/events';
 import { AppError, assertIfMatch, notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
-import type { CreateCategoryBody, ProductCategoryTree, UpdateCategoryBody } from './model.ts';
+import type { ProductCategoryCreate, ProductCategoryUpdate } from './model.ts';
 import {
   deleteCategory,
   findCategoriesByReferences,
@@ -25,10 +26,13 @@ const referenceTaken = (reference: string) =>
     { field: 'reference', message: `${reference} is already used by another product category` },
   ]);
 
-/** Runs a category write under the tenant's tree lock; late unique or foreign-key violations become 409. */
+/**
+ * Runs a category write under the tenant's tree lock; late unique or foreign-key violations
+ * become 409. Inside a keyed request's transaction (`write.db`) it is a savepoint of it.
+ */
 async function inTreeTransaction<T>(db: Db, tenantId: string, work: (trx: Db) => Promise<T>): Promise<T> {
   try {
-    return await db.transaction().execute(async (trx) => {
+    return await inTransaction(db, async (trx) => {
       await lockCategoryTree(trx, tenantId);
       return work(trx);
     });
@@ -74,7 +78,7 @@ async function ensureReferenceFree(trx: Db, tenantId: string, reference: string)
 }
 
 /** Creates a category (root unless `parent_id` names one; 422 by its rules, 409 on a taken reference) and records product_category.created. */
-export async function createCategory(db: Db, tenantId: string, body: CreateCategoryBody): Promise<ProductCategoryTree> {
+export async function createCategory(db: Db, tenantId: string, body: ProductCategoryCreate): Promise<ProductCategoryTree> {
   return inTreeTransaction(db, tenantId, async (trx) => {
     throwIfInvalid(await parentErrors(trx, tenantId, body));
     await ensureReferenceFree(trx, tenantId, body.reference);
@@ -90,7 +94,7 @@ export async function updateCategoryById(
   db: Db,
   tenantId: string,
   id: number,
-  body: UpdateCategoryBody,
+  body: ProductCategoryUpdate,
   ifMatch?: string,
 ): Promise<ProductCategoryTree> {
   return inTreeTransaction(db, tenantId, async (trx) => {

@@ -1,8 +1,8 @@
-import type { ProductCategory, ProductCategoryTree } from './model.ts';
+import type { ProductCategory, ProductCategoryTree } from '@crm/contracts';
 import type { CategoryRow } from './repo.ts';
 
 /** The API shape of a category row, without children. */
-export function toCategory(row: CategoryRow): ProductCategory {
+export function presentProductCategory(row: CategoryRow): ProductCategory {
   return {
     id: row.id,
     name: row.name,
@@ -21,7 +21,7 @@ export function toCategory(row: CategoryRow): ProductCategory {
  */
 export function assembleTrees(rows: CategoryRow[], rootIds: number[]): ProductCategoryTree[] {
   const nodes = new Map<number, ProductCategoryTree>();
-  for (const row of rows) nodes.set(row.id, { ...toCategory(row), children: [] });
+  for (const row of rows) nodes.set(row.id, { ...presentProductCategory(row), children: [] });
   for (const row of rows) {
     if (row.parent_id === null) continue;
     nodes.get(row.parent_id)?.children.push(nodes.get(row.id) as ProductCategoryTree);

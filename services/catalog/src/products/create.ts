@@ -1,8 +1,9 @@
+import type { Product } from '@crm/contracts';
 import { writeEvents } from '@crm/events';
 import { throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
-import type { CreateProductBody, Product } from './model.ts';
+import type { ProductCreate } from './model.ts';
 import { presentProducts } from './present.ts';
 import {
   ensureVatRate,
@@ -14,12 +15,12 @@ import {
   takenReferences,
 } from './repo.ts';
 import { normaliseRates, productRuleErrors, skuFields } from './rules.ts';
-import { conflictError, inTransaction } from './writes.ts';
+import { conflictError, inProductTransaction } from './writes.ts';
 
 type Db = Kysely<CatalogDatabase>;
 
 /** Checks new products (422 by their rules first, then 409) and returns each one's category id and stored rates. */
-async function prepareNewProducts(db: Db, tenantId: string, items: CreateProductBody[], prefixOf: (i: number) => string) {
+async function prepareNewProducts(db: Db, tenantId: string, items: ProductCreate[], prefixOf: (i: number) => string) {
   const { errors, categoryIds } = await productRuleErrors(
     db,
     tenantId,
@@ -55,7 +56,7 @@ async function prepareNewProducts(db: Db, tenantId: string, items: CreateProduct
 export async function insertNewProduct(
   trx: Db,
   tenantId: string,
-  item: CreateProductBody,
+  item: ProductCreate,
   categoryId: number,
   vatIds: Map<number, number>,
 ): Promise<number> {
@@ -78,10 +79,10 @@ export async function insertNewProduct(
 export async function createProducts(
   db: Db,
   tenantId: string,
-  items: CreateProductBody[],
+  items: ProductCreate[],
   prefixOf: (i: number) => string,
 ): Promise<Product[]> {
-  return inTransaction(db, async (trx) => {
+  return inProductTransaction(db, async (trx) => {
     const prepared = await prepareNewProducts(trx, tenantId, items, prefixOf);
     const vatIds = new Map<number, number>();
     const created = [];

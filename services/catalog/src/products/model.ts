@@ -1,7 +1,9 @@
+import { Product } from '@crm/contracts';
 import { ListPagination, listQueryWith, Money, Name, Percentage, QueryId } from '@crm/http';
-import { Type } from '@sinclair/typebox';
-import { type Static, t } from 'elysia';
-import { ProductCategory } from '../categories/model.ts';
+import { type Static, Type } from '@sinclair/typebox';
+
+// Response schemas are the public ones of @crm/contracts (the event payloads use them too);
+// only the request schemas live here.
 
 /** The most items a batch may have (contract §4). */
 export const MAX_BATCH = 100;
@@ -25,7 +27,7 @@ const Vat = () => Percentage({ description: 'VAT percentage, 0..100' });
 const Stock = () => Type.Union([Money(), Type.Null()], { description: '0..999999999999.99 or null' });
 const CategoryRef = () => Name({ description: 'Reference of one of your product categories' });
 
-export const CreateProductBody = Type.Object(
+export const ProductCreate = Type.Object(
   {
     reference: Name({ description: 'Unique per account; identifies the product in paths' }),
     name: Name(),
@@ -38,9 +40,9 @@ export const CreateProductBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type CreateProductBody = Static<typeof CreateProductBody>;
+export type ProductCreate = Static<typeof ProductCreate>;
 
-export const UpdateProductBody = Type.Object(
+export const ProductUpdate = Type.Object(
   {
     name: Type.Optional(Name()),
     description: Type.Optional(Text()),
@@ -52,13 +54,13 @@ export const UpdateProductBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type UpdateProductBody = Static<typeof UpdateProductBody>;
+export type ProductUpdate = Static<typeof ProductUpdate>;
 
-export const BatchProductBody = Type.Object(
-  { data: Type.Array(CreateProductBody, { minItems: 1, maxItems: MAX_BATCH }) },
+export const ProductBatch = Type.Object(
+  { data: Type.Array(ProductCreate, { minItems: 1, maxItems: MAX_BATCH }) },
   { additionalProperties: false },
 );
-export type BatchProductBody = Static<typeof BatchProductBody>;
+export type ProductBatch = Static<typeof ProductBatch>;
 
 /** What an upsert item is matched on (contract §23). */
 export const ID_PROPERTIES = ['reference', 'sku'] as const;
@@ -69,7 +71,7 @@ export type IdProperty = (typeof ID_PROPERTIES)[number];
  * because a match is updated with PUT semantics; the rules require what a creation needs.
  * `sku` (only with `id_property: "sku"`) is the matching key, not a field of the product.
  */
-export const UpsertProductItem = Type.Object(
+export const ProductUpsertItem = Type.Object(
   {
     reference: Type.Optional(
       Name({ description: 'With id_property reference: the matching key. With sku: required to create; cannot change a match' }),
@@ -89,49 +91,34 @@ export const UpsertProductItem = Type.Object(
   },
   { additionalProperties: false },
 );
-export type UpsertProductItem = Static<typeof UpsertProductItem>;
+export type ProductUpsertItem = Static<typeof ProductUpsertItem>;
 
-export const UpsertProductsBody = Type.Object(
+export const ProductUpsert = Type.Object(
   {
     id_property: Type.Union(
       ID_PROPERTIES.map((name) => Type.Literal(name)),
       { description: 'What each item is matched on within your account' },
     ),
-    data: Type.Array(UpsertProductItem, { minItems: 1, maxItems: MAX_BATCH }),
+    data: Type.Array(ProductUpsertItem, { minItems: 1, maxItems: MAX_BATCH }),
   },
   { additionalProperties: false },
 );
-export type UpsertProductsBody = Static<typeof UpsertProductsBody>;
+export type ProductUpsert = Static<typeof ProductUpsert>;
 
-export const Rate = t.Object({ id: Type.Integer(), sku: t.String(), cost: t.Number(), price: t.Number(), primary: t.Boolean() });
-export type Rate = Static<typeof Rate>;
-
-export const Product = t.Object({
-  id: Type.Integer(),
-  reference: t.String(),
-  name: t.String(),
-  description: t.Union([t.String(), t.Null()]),
-  vat_id: Type.Integer({ description: "The account's VAT rate with the requested percentage" }),
-  product_category_id: Type.Integer(),
-  services: t.Union([t.String(), t.Null()]),
-  stock: t.Union([t.Number(), t.Null()]),
-  rates: t.Array(Rate),
-  category: ProductCategory,
-  created_at: t.String({ format: 'date-time' }),
-  updated_at: t.String({ format: 'date-time' }),
-});
-export type Product = Static<typeof Product>;
-
-export const ProductQuery = listQueryWith({
-  q: t.Optional(t.String({ description: 'Case-insensitive substring of the name or reference' })),
+export const ProductListQuery = listQueryWith({
+  q: Type.Optional(Type.String({ description: 'Case-insensitive substring of the name or reference' })),
   product_category_id: QueryId('Only products of this category (not of its descendants), 1..2147483647'),
 });
-export type ProductQuery = Static<typeof ProductQuery>;
+export type ProductListQuery = Static<typeof ProductListQuery>;
 
-export const ReferenceParams = t.Object({ reference: t.String({ description: 'Product reference, URL-encoded' }) });
-export const ProductEnvelope = t.Object({ data: Product });
-export const ProductList = t.Object({ data: t.Array(Product), pagination: ListPagination });
-export const UpsertProductsResponse = t.Object({
-  data: t.Array(Product, { description: 'The products, in request order' }),
-  created: t.Array(t.Boolean(), { description: 'Per item, in request order: true when it was created, false when it updated a match' }),
+export const ProductParams = Type.Object({ reference: Type.String({ description: 'Product reference, URL-encoded' }) });
+
+export const ProductResponse = Type.Object({ data: Product });
+export const ProductListResponse = Type.Object({ data: Type.Array(Product), pagination: ListPagination });
+export const ProductBatchResponse = Type.Object({ data: Type.Array(Product, { description: 'The products, in request order' }) });
+export const ProductUpsertResponse = Type.Object({
+  data: Type.Array(Product, { description: 'The products, in request order' }),
+  created: Type.Array(Type.Boolean(), {
+    description: 'Per item, in request order: true when it was created, false when it updated a match',
+  }),
 });

@@ -1,12 +1,12 @@
+import type { Product, Rate } from '@crm/contracts';
 import type { Kysely } from 'kysely';
 import { findCategoriesByIds } from '../categories/repo.ts';
-import { toCategory } from '../categories/tree.ts';
+import { presentProductCategory } from '../categories/tree.ts';
 import type { CatalogDatabase } from '../db/database.ts';
-import type { Product, Rate } from './model.ts';
 import { findRates, type ProductRow, type RateRow } from './repo.ts';
 
 /** The API shape of a rate row. */
-export function toRate(row: RateRow): Rate {
+export function presentRate(row: RateRow): Rate {
   return { id: row.id, sku: row.sku, cost: Number(row.cost), price: Number(row.price), primary: row.is_primary };
 }
 
@@ -15,7 +15,7 @@ export function ratesByProduct(rows: RateRow[]): Map<number, Rate[]> {
   const grouped = new Map<number, Rate[]>();
   for (const row of rows) {
     const list = grouped.get(row.product_id) ?? [];
-    list.push(toRate(row));
+    list.push(presentRate(row));
     grouped.set(row.product_id, list);
   }
   return grouped;
@@ -32,7 +32,7 @@ export async function presentProducts(db: Kysely<CatalogDatabase>, tenantId: str
     findCategoriesByIds(db, tenantId, [...new Set(rows.map((r) => r.product_category_id))]),
   ]);
   const rateMap = ratesByProduct(rates);
-  const categoryMap = new Map(categories.map((c) => [c.id, toCategory(c)]));
+  const categoryMap = new Map(categories.map((c) => [c.id, presentProductCategory(c)]));
   return rows.map((row) => ({
     id: row.id,
     reference: row.reference,

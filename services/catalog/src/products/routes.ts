@@ -1,19 +1,21 @@
 import { listPagination, listRequest } from '@crm/db';
 import { Deleted, jsonBody, listQuery, requestContext, throwIfInvalid } from '@crm/http';
-import { Elysia, t } from 'elysia';
+import { exactlyOnce, type RequestWrite } from '@crm/idempotency';
+import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
 import { createProducts } from './create.ts';
 import {
-  BatchProductBody,
-  CreateProductBody,
-  ProductEnvelope,
-  ProductList,
-  ProductQuery,
-  ReferenceParams,
-  UpdateProductBody,
-  UpsertProductsBody,
-  UpsertProductsResponse,
+  ProductBatch,
+  ProductBatchResponse,
+  ProductCreate,
+  ProductListQuery,
+  ProductListResponse,
+  ProductParams,
+  ProductResponse,
+  ProductUpdate,
+  ProductUpsert,
+  ProductUpsertResponse,
 } from './model.ts';
 import { PRODUCT_SORTS } from './repo.ts';
 import { batchRules, productRules } from './rules.ts';
@@ -29,12 +31,12 @@ const ETAG_READ = 'The answer carries a strong `ETag`; `If-None-Match` with the 
 const ETAG_WRITE =
   '`If-Match` (optional): the write happens only when it equals the current `ETag` (or is `*`), else 412 `precondition_failed` and nothing changes; a 412 is not stored under an `Idempotency-Key`, so the same key may be retried with a fresh ETag. The answer carries the new `ETag`.';
 
-/** Public product routes under /v1/products. */
-export function productRoutes(db: Kysely<CatalogDatabase>) {
+/** Public product routes under /v1/products; writes go through `write.db` (exactly-once with an Idempotency-Key, contract §21). */
+export function productsRoutes(db: Kysely<CatalogDatabase>) {
   const update = {
-    params: ReferenceParams,
-    ...jsonBody(UpdateProductBody, productRules(db)),
-    response: { 200: ProductEnvelope },
+    params: ProductParams,
+    ...jsonBody(ProductUpdate, productRules(db)),
+    response: { 200: ProductResponse },
     detail: {
       summary: 'Update a product',
       description: `Partial update: omitted fields are kept, null clears a nullable field. \`rates\`, when given, replaces the list; a rate whose sku stays keeps its id. ${ETAG_WRITE}`,
@@ -46,17 +48,20 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
     body,
     tenantId,
     ifMatch,
+    write,
   }: {
     params: { reference: string };
-    body: UpdateProductBody;
+    body: ProductUpdate;
     tenantId: string;
     ifMatch?: string;
+    write: RequestWrite;
   }) => ({
-    data: await updateProductByReference(db, tenantId, params.reference, body, ifMatch),
+    data: await updateProductByReference(write.db, tenantId, params.reference, body, ifMatch),
   });
 
   return new Elysia({ name: 'catalog-products' })
     .use(requestContext)
+    .use(exactlyOnce(db))
     .get(
       '/v1/products',
       async ({ query, tenantId }) => {
@@ -67,8 +72,8 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
         return { data: products, pagination: listPagination(page, request) };
       },
       {
-        ...listQuery(ProductQuery, SORT_NAMES),
-        response: { 200: ProductList },
+        ...listQuery(ProductListQuery, SORT_NAMES),
+        response: { 200: ProductListResponse },
         detail: {
           summary: 'List products',
           description: [
@@ -82,14 +87,14 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
     )
     .post(
       '/v1/products',
-      async ({ body, tenantId, set }) => {
-        const [product] = await createProducts(db, tenantId, [body], () => '');
+      async ({ body, tenantId, set, write }) => {
+        const [product] = await createProducts(write.db, tenantId, [body], () => '');
         set.status = 201;
         return { data: product };
       },
       {
-        ...jsonBody(CreateProductBody, productRules(db)),
-        response: { 201: ProductEnvelope },
+        ...jsonBody(ProductCreate, productRules(db)),
+        response: { 201: ProductResponse },
         detail: {
           summary: 'Create a product',
           description:
@@ -100,14 +105,14 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
     )
     .post(
       '/v1/products/batch',
-      async ({ body, tenantId, set }) => {
-        const products = await createProducts(db, tenantId, body.data, (i) => `data[${i}].`);
+      async ({ body, tenantId, set, write }) => {
+        const products = await createProducts(write.db, tenantId, body.data, (i) => `data[${i}].`);
         set.status = 201;
         return { data: products };
       },
       {
-        ...jsonBody(BatchProductBody, batchRules(db)),
-        response: { 201: t.Object({ data: t.Array(ProductEnvelope.properties.data) }) },
+        ...jsonBody(ProductBatch, batchRules(db)),
+        response: { 201: ProductBatchResponse },
         detail: {
           summary: 'Create up to 100 products',
           description: 'All or nothing: one invalid item fails the batch, with fields like `data[3].name`.',
@@ -115,9 +120,9 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
         },
       },
     )
-    .post('/v1/products/batch/upsert', async ({ body, tenantId }) => upsertProducts(db, tenantId, body), {
-      ...jsonBody(UpsertProductsBody, upsertRules(db)),
-      response: { 200: UpsertProductsResponse },
+    .post('/v1/products/batch/upsert', async ({ body, tenantId, write }) => upsertProducts(write.db, tenantId, body), {
+      ...jsonBody(ProductUpsert, upsertRules(db)),
+      response: { 200: ProductUpsertResponse },
       detail: {
         summary: 'Create or update up to 100 products, matched by reference or sku',
         description: [
@@ -128,20 +133,20 @@ export function productRoutes(db: Kysely<CatalogDatabase>) {
       },
     })
     .get('/v1/products/:reference', async ({ params, tenantId }) => ({ data: await getProduct(db, tenantId, params.reference) }), {
-      params: ReferenceParams,
-      response: { 200: ProductEnvelope },
+      params: ProductParams,
+      response: { 200: ProductResponse },
       detail: { summary: 'Get a product by reference', description: ETAG_READ, tags },
     })
     .put('/v1/products/:reference', updateHandler, update)
     .patch('/v1/products/:reference', updateHandler, { ...update, detail: { ...update.detail, summary: 'Update a product (same as PUT)' } })
     .delete(
       '/v1/products/:reference',
-      async ({ params, tenantId, ifMatch }) => {
-        await deleteProductByReference(db, tenantId, params.reference, ifMatch);
+      async ({ params, tenantId, ifMatch, write }) => {
+        await deleteProductByReference(write.db, tenantId, params.reference, ifMatch);
         return { deleted: true };
       },
       {
-        params: ReferenceParams,
+        params: ProductParams,
         response: { 200: Deleted },
         detail: {
           summary: 'Delete a product',

@@ -1,9 +1,10 @@
+import type { Product } from '@crm/contracts';
 import { inIdOrder, type ListRequest, type PageOfIds } from '@crm/db';
 import { writeEvent } from '@crm/events';
 import { assertIfMatch, notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
-import type { Product, UpdateProductBody } from './model.ts';
+import type { ProductUpdate } from './model.ts';
 import { presentProducts } from './present.ts';
 import {
   deleteProduct,
@@ -18,7 +19,7 @@ import {
   updateProduct,
 } from './repo.ts';
 import { normaliseRates, productRuleErrors, skuFields } from './rules.ts';
-import { conflictError, inTransaction } from './writes.ts';
+import { conflictError, inProductTransaction } from './writes.ts';
 
 type Db = Kysely<CatalogDatabase>;
 
@@ -42,7 +43,7 @@ export async function listProductPage(
 }
 
 /** The stored changes of a partial update; the category is resolved by the caller. */
-export async function productChanges(trx: Db, tenantId: string, body: UpdateProductBody, categoryId: number | undefined) {
+export async function productChanges(trx: Db, tenantId: string, body: ProductUpdate, categoryId: number | undefined) {
   const changes: Partial<ProductValues> = {};
   if (body.name !== undefined) changes.name = body.name;
   if (body.description !== undefined) changes.description = body.description;
@@ -54,7 +55,7 @@ export async function productChanges(trx: Db, tenantId: string, body: UpdateProd
 }
 
 /** Checks a partial update (422 by its rules, then 409 for skus of other products); returns the new category id, if any. */
-async function checkUpdate(trx: Db, tenantId: string, productId: number, body: UpdateProductBody) {
+async function checkUpdate(trx: Db, tenantId: string, productId: number, body: ProductUpdate) {
   const { errors, categoryIds } = await productRuleErrors(trx, tenantId, [{ body, prefix: '' }]);
   throwIfInvalid(errors);
   const skus = skuFields(body.rates, '');
@@ -88,10 +89,10 @@ export async function updateProductByReference(
   db: Db,
   tenantId: string,
   reference: string,
-  body: UpdateProductBody,
+  body: ProductUpdate,
   ifMatch?: string,
 ): Promise<Product> {
-  return inTransaction(db, async (trx) => {
+  return inProductTransaction(db, async (trx) => {
     const row = await lockedProduct(trx, tenantId, reference, ifMatch);
     const categoryId = await checkUpdate(trx, tenantId, row.id, body);
     await updateProduct(trx, tenantId, row.id, await productChanges(trx, tenantId, body, categoryId));
@@ -104,7 +105,7 @@ export async function updateProductByReference(
 
 /** Deletes a product and its rates and records product.deleted `{ id, reference }`; `ifMatch` as in §24. */
 export async function deleteProductByReference(db: Db, tenantId: string, reference: string, ifMatch?: string): Promise<void> {
-  await inTransaction(db, async (trx) => {
+  await inProductTransaction(db, async (trx) => {
     const row = await lockedProduct(trx, tenantId, reference, ifMatch);
     await deleteProduct(trx, tenantId, row.id);
     await writeEvent(trx, { tenantId, type: 'product.deleted', data: { id: row.id, reference: row.reference } });

@@ -1,13 +1,14 @@
 // Batch upsert of products (contract §23): each item is matched on its reference or on a sku of
 // its rates; a match is updated with PUT semantics, no match is created; all or nothing.
 import { createHash } from 'node:crypto';
-import { inIdOrder } from '@crm/db';
+import type { Product } from '@crm/contracts';
+import { inIdOrder, inTransaction } from '@crm/db';
 import { writeEvents } from '@crm/events';
 import { AppError, throwIfInvalid } from '@crm/http';
 import { type Kysely, sql } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
 import { insertNewProduct } from './create.ts';
-import type { CreateProductBody, Product, UpsertProductItem, UpsertProductsBody } from './model.ts';
+import type { ProductCreate, ProductUpsert, ProductUpsertItem } from './model.ts';
 import { presentProducts } from './present.ts';
 import { findProductsByIds, type ProductRow, replaceRates, skuOwners, takenReferences, updateProduct } from './repo.ts';
 import { normaliseRates, skuFields } from './rules.ts';
@@ -35,7 +36,7 @@ function lockKey(name: string): bigint {
  * global order (so two upserts cannot deadlock): two upserts racing on the same new reference
  * or sku queue, and the second one finds the first one's product and updates it.
  */
-async function lockKeys(trx: Db, tenantId: string, items: UpsertProductItem[]): Promise<void> {
+async function lockKeys(trx: Db, tenantId: string, items: ProductUpsertItem[]): Promise<void> {
   const names = items.flatMap((item) => [
     ...(item.reference === undefined ? [] : [`reference:${item.reference}`]),
     ...(item.sku === undefined ? [] : [`sku:${item.sku}`]),
@@ -49,7 +50,7 @@ async function lockKeys(trx: Db, tenantId: string, items: UpsertProductItem[]): 
 }
 
 /** 409 for a reference a created item would take from another product, and for skus of other products. */
-async function checkConflicts(trx: Db, tenantId: string, items: UpsertProductItem[], targets: (ProductRow | undefined)[]) {
+async function checkConflicts(trx: Db, tenantId: string, items: ProductUpsertItem[], targets: (ProductRow | undefined)[]) {
   const skus = items.flatMap((item, i) => skuFields(item.rates, `data[${i}].`).map((s) => ({ ...s, target: targets[i]?.id })));
   const owners = await skuOwners(
     trx,
@@ -75,7 +76,7 @@ async function checkConflicts(trx: Db, tenantId: string, items: UpsertProductIte
   if (conflicts.length > 0) throw conflictError(conflicts);
 }
 
-async function upsertOnce(trx: Db, tenantId: string, body: UpsertProductsBody): Promise<UpsertResult> {
+async function upsertOnce(trx: Db, tenantId: string, body: ProductUpsert): Promise<UpsertResult> {
   const { id_property: idProperty, data: items } = body;
   await lockKeys(trx, tenantId, items);
   const values = items.flatMap((item) => (typeof item[idProperty] === 'string' ? [item[idProperty] as string] : []));
@@ -96,7 +97,7 @@ async function upsertOnce(trx: Db, tenantId: string, body: UpsertProductsBody): 
       ids.push(target.id);
     } else {
       // The rules made sure a created item is a full create body.
-      ids.push(await insertNewProduct(trx, tenantId, item as CreateProductBody, categoryId as number, vatIds));
+      ids.push(await insertNewProduct(trx, tenantId, item as ProductCreate, categoryId as number, vatIds));
     }
   }
   const rows = inIdOrder(await findProductsByIds(trx, tenantId, ids), ids);
@@ -116,10 +117,11 @@ async function upsertOnce(trx: Db, tenantId: string, body: UpsertProductsBody): 
  * another write (a reference or sku taken after the checks, a matched sku moved, a deadlock)
  * starts over, and then sees that write.
  */
-export async function upsertProducts(db: Db, tenantId: string, body: UpsertProductsBody): Promise<UpsertResult> {
+export async function upsertProducts(db: Db, tenantId: string, body: ProductUpsert): Promise<UpsertResult> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await db.transaction().execute((trx) => upsertOnce(trx, tenantId, body));
+      // A savepoint per attempt inside a keyed request's transaction: a lost race rolls back to it.
+      return await inTransaction(db, (trx) => upsertOnce(trx, tenantId, body));
     } catch (error) {
       // A deadlock (40P01) is possible only against another write that creates the same new VAT
       // rate and a reference this batch creates too; PostgreSQL aborts one of them, which starts over.

@@ -1,4 +1,4 @@
-import { isForeignKeyViolation, isUniqueViolation } from '@crm/db';
+import { inTransaction, isForeignKeyViolation, isUniqueViolation } from '@crm/db';
 import { AppError, type ErrorDetail } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
@@ -25,10 +25,14 @@ export function writeError(error: unknown): unknown {
   return error;
 }
 
-/** Runs a write in a transaction; a unique violation that slipped past the checks (a race) becomes 409. */
-export async function inTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
+/**
+ * Runs a product write in a transaction (a savepoint when `db` is a keyed request's transaction,
+ * so a failure leaves that one usable); a unique violation that slipped past the checks (a race)
+ * becomes 409.
+ */
+export async function inProductTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
   try {
-    return await db.transaction().execute(work);
+    return await inTransaction(db, work);
   } catch (error) {
     throw writeError(error);
   }
