@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
+import { type EventType, eventPayloadErrors } from '@crm/contracts';
 import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { settledFeed } from './catalog-fixtures.ts';
 
 let stack: Stack;
 
@@ -310,18 +312,22 @@ describe('has_products and delete', () => {
 });
 
 describe('events', () => {
-  test('created, updated and deleted land in catalog.outbox with the resource as returned', async () => {
+  test('created and updated carry the category with its subtree as returned, deleted { id, reference }; a refused write adds none', async () => {
     const tenant = await stack.createTenant();
     const cat = await createCategory(tenant, { name: 'Ev', reference: 'ev' });
+    const child = await createCategory(tenant, { name: 'Child', reference: 'ev-child', parent_id: cat.id });
     const updated = (await tenant.request('PUT', `/v1/product-categories/${cat.id}`, { body: { name: 'Ev2' } })).body.data;
-    await tenant.request('DELETE', `/v1/product-categories/${cat.id}`);
+    expect(updated.children.map((c: any) => c.id)).toEqual([child.id]);
     const failed = await tenant.request('POST', '/v1/product-categories', { body: { name: 'X', reference: 'ev2', parent_id: 424242 } });
     expect(failed.status).toBe(422);
-    const { rows } = await stack.sql('select type, payload from catalog.outbox where tenant_id = $1 order by seq', [tenant.tenantId]);
-    expect(rows).toEqual([
-      { type: 'product_category.created', payload: cat },
-      { type: 'product_category.updated', payload: updated },
-      { type: 'product_category.deleted', payload: { id: cat.id, reference: 'ev' } },
+    expect((await tenant.request('DELETE', `/v1/product-categories/${child.id}`)).status).toBe(200);
+    const events = await settledFeed(tenant);
+    expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
+      { type: 'product_category.created', data: cat },
+      { type: 'product_category.created', data: child },
+      { type: 'product_category.updated', data: updated },
+      { type: 'product_category.deleted', data: { id: child.id, reference: 'ev-child' } },
     ]);
+    for (const event of events) expect(eventPayloadErrors(event.type as EventType, event.data)).toEqual([]);
   });
 });

@@ -16,3 +16,69 @@ export async function create(tenant: TestTenant, body: Record<string, unknown>) 
   if (res.status !== 201) throw new Error(`product creation failed: ${res.status} ${res.text}`);
   return res.body.data;
 }
+
+/** An event as the events feed lists it (contract §25): what a webhook receiver gets too. */
+export interface FeedEvent {
+  id: string;
+  type: string;
+  timestamp: string;
+  data: any;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Events of the account's mark (see settledFeed), left out of what the helpers return. */
+const MARK_PREFIX = 'feed-mark-';
+const isMark = (event: FeedEvent) => typeof event.data?.reference === 'string' && event.data.reference.startsWith(MARK_PREFIX);
+
+/** The tenant's events as the feed lists them now (every page, oldest first), marks left out. */
+export async function feed(tenant: TestTenant): Promise<FeedEvent[]> {
+  const events: FeedEvent[] = [];
+  for (let page = 1; ; page++) {
+    const res = await tenant.request('GET', `/v1/events?per_page=100&page=${page}`);
+    if (res.status !== 200) throw new Error(`GET /v1/events → ${res.status} ${res.text}`);
+    events.push(...res.body.data);
+    if (!res.body.pagination.has_more) return events.filter((event) => !isMark(event));
+  }
+}
+
+/**
+ * The feed once `done` holds. An event is listed within about a second of its write's answer
+ * (contract §25); the ceiling only absorbs a loaded test machine.
+ */
+export async function feedWhen(tenant: TestTenant, done: (events: FeedEvent[]) => boolean, timeoutMs = 10_000): Promise<FeedEvent[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const events = await feed(tenant);
+    if (done(events)) return events;
+    if (Date.now() > deadline) throw new Error(`the feed did not settle within ${timeoutMs} ms: ${events.map((e) => e.type).join(', ')}`);
+    await sleep(50);
+  }
+}
+
+/**
+ * Every catalog event of the tenant written so far, complete — so a test can also see that a
+ * refused write added none. A mark (a root category created and deleted again, which leaves
+ * every list and resource as it was) is written after them, and the feed is read once the
+ * mark's deletion is listed: the catalog relays its outbox in order and the feed lists an event
+ * only after every earlier one of the stream, so nothing written before the mark can be missing.
+ */
+export async function settledFeed(tenant: TestTenant): Promise<FeedEvent[]> {
+  const reference = `${MARK_PREFIX}${crypto.randomUUID()}`;
+  const mark = await tenant.request('POST', '/v1/product-categories', { body: { name: 'Feed mark', reference } });
+  if (mark.status !== 201) throw new Error(`mark creation failed: ${mark.status} ${mark.text}`);
+  const gone = await tenant.request('DELETE', `/v1/product-categories/${mark.body.data.id}`);
+  if (gone.status !== 200) throw new Error(`mark deletion failed: ${gone.status} ${gone.text}`);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const since = encodeURIComponent(mark.body.data.created_at);
+    const res = await tenant.request('GET', `/v1/events?per_page=100&type=product_category.deleted&created_since=${since}`);
+    if (res.body.data?.some((event: FeedEvent) => event.data.reference === reference)) break;
+    if (Date.now() > deadline) throw new Error('the feed did not list the mark within 10 s');
+    await sleep(50);
+  }
+  return feed(tenant);
+}
+
+/** The events of these types (`product.`, `product_category.created`…: a prefix matches), in feed order. */
+export const ofType = (events: FeedEvent[], prefix: string) => events.filter((event) => event.type.startsWith(prefix));

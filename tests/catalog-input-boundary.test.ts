@@ -1,12 +1,12 @@
 // Contract §19 on every catalog route: each class of malformed input is a 4xx naming the field,
-// never a 5xx, and a refused write leaves nothing behind (no row, no outbox event, no id taken).
+// never a 5xx, and a refused write leaves nothing behind (no row, no event, no id taken).
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { createDb, migrate } from '@crm/db';
 import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
 import { sql } from 'kysely';
 import { m0001Catalog } from '../services/catalog/src/db/migrations/0001_catalog.ts';
 import { m0002InputBounds } from '../services/catalog/src/db/migrations/0002_input_bounds.ts';
-import { product } from './catalog-fixtures.ts';
+import { product, settledFeed } from './catalog-fixtures.ts';
 
 let stack: Stack;
 let tenant: TestTenant;
@@ -37,7 +37,7 @@ beforeAll(async () => {
   kept = await created(await tenant.request('POST', '/v1/products', { body: product('KEEP-1') }));
 }, 120_000);
 
-/** Everything a write could leave behind in the catalog: the tenant's rows, its events, and the id sequences. */
+/** Everything a write could leave behind in the catalog's tables: the tenant's rows and the id sequences. */
 async function footprint() {
   const { rows } = await stack.sql(
     `select
@@ -45,7 +45,6 @@ async function footprint() {
       (select count(*) from catalog.products where tenant_id = $1)::int as products,
       (select count(*) from catalog.product_rates where tenant_id = $1)::int as rates,
       (select count(*) from catalog.vat_rates where tenant_id = $1)::int as vat_rates,
-      (select count(*) from catalog.outbox where tenant_id = $1)::int as events,
       (select last_value from catalog.product_categories_id_seq)::text as category_seq,
       (select last_value from catalog.products_id_seq)::text as product_seq,
       (select last_value from catalog.product_rates_id_seq)::text as rate_seq,
@@ -56,11 +55,13 @@ async function footprint() {
   return rows[0];
 }
 
-/** Runs refused requests and checks that none of them changed anything. */
+/** Runs refused requests and checks that none of them changed anything: rows, sequences, events (as the feed lists them). */
 async function leavesNothing(requests: () => Promise<void>) {
+  const eventsBefore = await settledFeed(tenant);
   const before = await footprint();
   await requests();
   expect(await footprint()).toEqual(before);
+  expect(await settledFeed(tenant)).toEqual(eventsBefore);
 }
 
 type Answer = { status: number; text: string; body: any };

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
+import { type EventType, eventPayloadErrors } from '@crm/contracts';
 import { type Stack, sharedStack } from '@crm/testing';
-import { create, product } from './catalog-fixtures.ts';
+import { create, ofType, product, settledFeed } from './catalog-fixtures.ts';
 
 let stack: Stack;
 
@@ -220,7 +221,7 @@ describe('batch', () => {
 });
 
 describe('events', () => {
-  test('product.created/updated/deleted with the resource as returned, none for failed writes', async () => {
+  test('product.created/updated/deleted with the resource as returned (as the events feed lists them), none for failed writes', async () => {
     const { tenant } = await tenantWithCategories();
     const made = await create(tenant, product('EV-1'));
     const updated = (await tenant.request('PUT', '/v1/products/EV-1', { body: { rates: [{ sku: 'EV-1-B', price: 3 }] } })).body.data;
@@ -228,17 +229,16 @@ describe('events', () => {
     expect((await tenant.request('PUT', '/v1/products/EV-1', { body: { product_category_ref: 'nope' } })).status).toBe(422);
     await tenant.request('DELETE', '/v1/products/EV-1');
     const batch = (await tenant.request('POST', '/v1/products/batch', { body: { data: [product('EV-2'), product('EV-3')] } })).body.data;
-    const { rows } = await stack.sql(
-      "select type, payload from catalog.outbox where tenant_id = $1 and type like 'product.%' order by seq",
-      [tenant.tenantId],
-    );
-    expect(rows).toEqual([
-      { type: 'product.created', payload: made },
-      { type: 'product.updated', payload: updated },
-      { type: 'product.deleted', payload: { id: made.id, reference: 'EV-1' } },
-      { type: 'product.created', payload: batch[0] },
-      { type: 'product.created', payload: batch[1] },
+    expect((await tenant.request('POST', '/v1/products', { body: product('EV-4', { product_category_ref: 'nope' }) })).status).toBe(422);
+    const events = ofType(await settledFeed(tenant), 'product.');
+    expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
+      { type: 'product.created', data: made },
+      { type: 'product.updated', data: updated },
+      { type: 'product.deleted', data: { id: made.id, reference: 'EV-1' } },
+      { type: 'product.created', data: batch[0] },
+      { type: 'product.created', data: batch[1] },
     ]);
+    for (const event of events) expect(eventPayloadErrors(event.type as EventType, event.data)).toEqual([]);
   });
 });
 

@@ -3,7 +3,7 @@
 // upsert (§23).
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
-import { product } from './catalog-fixtures.ts';
+import { ofType, product, settledFeed } from './catalog-fixtures.ts';
 
 let stack: Stack;
 
@@ -296,13 +296,9 @@ describe('Link headers and next_cursor (§22)', () => {
   });
 });
 
-/** The tenant's outbox events, oldest first. */
-async function events(tenant: TestTenant, like = '%') {
-  const { rows } = await stack.sql('select type, payload from catalog.outbox where tenant_id = $1 and type like $2 order by seq', [
-    tenant.tenantId,
-    like,
-  ]);
-  return rows as { type: string; payload: any }[];
+/** The tenant's catalog events as the events feed lists them, complete (settledFeed), of types starting with `prefix`. */
+async function events(tenant: TestTenant, prefix = '') {
+  return ofType(await settledFeed(tenant), prefix).map(({ type, data }) => ({ type, data }));
 }
 
 describe('ETags and conditional requests (§24)', () => {
@@ -453,16 +449,16 @@ describe('ETags and conditional requests (§24)', () => {
   });
 });
 
-/** The tenant's products, rates and product events, to show a refused upsert left nothing. */
+/** The tenant's products, rates and events (as the feed lists them), to show a refused upsert left nothing. */
 async function footprint(tenant: TestTenant) {
+  const events = await settledFeed(tenant);
   const { rows } = await stack.sql(
     `select
       (select json_agg(p order by p.id) from catalog.products p where tenant_id = $1)::text as products,
-      (select json_agg(r order by r.id) from catalog.product_rates r where tenant_id = $1)::text as rates,
-      (select count(*) from catalog.outbox where tenant_id = $1)::int as events`,
+      (select json_agg(r order by r.id) from catalog.product_rates r where tenant_id = $1)::text as rates`,
     [tenant.tenantId],
   );
-  return rows[0];
+  return { ...rows[0], events: events.map((event) => event.id) };
 }
 
 function expect422(res: Answer, fields: string[]): Record<string, string> {
@@ -518,9 +514,9 @@ describe('batch upsert (§23)', () => {
     expect(u3).toMatchObject({ reference: 'U-3', product_category_id: paint.id, rates: [{ sku: 'U-3-A', primary: true }] });
     for (const p of body.data) expect((await tenant.request('GET', `/v1/products/${p.reference}`)).body.data).toEqual(p);
     expect((await events(tenant)).slice(eventsBefore)).toEqual([
-      { type: 'product.updated', payload: u2 },
-      { type: 'product.created', payload: u3 },
-      { type: 'product.updated', payload: u1 },
+      { type: 'product.updated', data: u2 },
+      { type: 'product.created', data: u3 },
+      { type: 'product.updated', data: u1 },
     ]);
   });
 
@@ -555,8 +551,8 @@ describe('batch upsert (§23)', () => {
     expect(body.data[0]).toMatchObject({ reference: 'NEW', rates: [{ sku: 'NEW-0' }, { sku: 'NEW-1' }] });
     expect(body.data[1]).toMatchObject({ id: x.id, reference: 'X', stock: 7, rates: x.rates });
     expect((await events(tenant)).slice(eventsBefore)).toEqual([
-      { type: 'product.created', payload: body.data[0] },
-      { type: 'product.updated', payload: body.data[1] },
+      { type: 'product.created', data: body.data[0] },
+      { type: 'product.updated', data: body.data[1] },
     ]);
     // Again: now both match (NEW by its sku NEW-1).
     const again = ok(
@@ -679,10 +675,10 @@ describe('batch upsert (§23)', () => {
     );
     expect(bySku.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(bySku.filter((r) => r.body.created[0] === true)).toHaveLength(1);
-    const { rows } = await stack.sql('select reference from catalog.products where tenant_id = $1 order by reference', [tenant.tenantId]);
-    expect(rows.map((r: any) => r.reference)).toEqual(['BY-SKU', 'SAME']);
+    const all = ok(await tenant.request('GET', '/v1/products?sort=reference'));
+    expect(all.data.map((p: any) => p.reference)).toEqual(['BY-SKU', 'SAME']);
     const created = await events(tenant, 'product.created');
-    expect(created.map((e) => e.payload.reference).sort()).toEqual(['BY-SKU', 'SAME']);
+    expect(created.map((e) => e.data.reference).sort()).toEqual(['BY-SKU', 'SAME']);
     expect(await events(tenant, 'product.updated')).toHaveLength(8);
   });
 });
