@@ -1,4 +1,12 @@
-import { AppError, createInternalClient, createServiceKit, errorResponse, type Logger, type ReadinessCheck, requestIdOf } from '@crm/http';
+import {
+  AppError,
+  createInternalClient,
+  createServiceKit,
+  errorResponse,
+  type Logger,
+  type ReadinessCheck,
+  type RequestScope,
+} from '@crm/http';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
@@ -8,12 +16,15 @@ import { createAuthenticator } from './auth/authenticate.ts';
 import type { GatewayConfig } from './config.ts';
 import { createCorsPolicy, parseAllowedOrigins } from './cors/cors.ts';
 import type { GatewayDatabase } from './db/database.ts';
-import { healthRoutes } from './health/health.ts';
-import { assertHttps, transportPolicy } from './https/transport.ts';
+import { healthRoutes, serviceUrls } from './health/health.ts';
+import { assertHttps, clientIpOf, transportPolicy } from './https/transport.ts';
 import { startIdempotencyPurge } from './idempotency/purge.ts';
 import { createOpenApiDocument } from './openapi/document.ts';
 import { openApiRoutes } from './openapi/routes.ts';
-import { createPublicApi, serviceUrls, withPublicHeaders } from './public-api.ts';
+import { openGatewayRequest, targetOf } from './pipeline/context.ts';
+import { withPublicHeaders } from './pipeline/headers.ts';
+import { createPublicApi } from './pipeline/public-api.ts';
+import { routeLabel } from './proxy/routing.ts';
 import { createRateLimiter } from './rate-limit/limiter.ts';
 import { startIdleBucketPurge } from './rate-limit/purge.ts';
 import { adminRoutes } from './tenants/admin-routes.ts';
@@ -32,14 +43,6 @@ const LOCAL_ROUTES: Record<string, string[]> = { '/v1/health': ['GET'], '/v1/aud
 const PROBES = new Set(['/livez', '/readyz']);
 /** Public under /v1 but served by Elysia without a key (contract §2). */
 const OPENAPI_V1 = '/v1/openapi/v1.yaml';
-
-function pathOf(url: string): { path: string; search: string } {
-  const pathStart = url.indexOf('/', url.indexOf('//') + 2);
-  const queryStart = url.indexOf('?', pathStart);
-  return queryStart === -1
-    ? { path: url.slice(pathStart), search: '' }
-    : { path: url.slice(pathStart, queryStart), search: url.slice(queryStart) };
-}
 
 /**
  * The gateway: /v1 goes through the public pipeline; /admin, docs and probes through Elysia.
@@ -90,32 +93,39 @@ export function createApp(deps: GatewayDeps) {
     localFetch: async (request) => app.handle(request),
   });
 
-  const dispatch = async (request: Request): Promise<Response> => {
-    const { path, search } = pathOf(request.url);
+  /**
+   * The gateway's entry, given the kit's scope of the request: its id, and its path and query as
+   * the kit parsed them (the URL is parsed once). A /v1 request gets its context here.
+   */
+  const dispatch = async (request: Request, scope: RequestScope): Promise<Response> => {
+    const { requestId, path } = scope;
     if (path.startsWith('/v1/') || path === '/v1') {
       // The document is public; its CORS preflight still goes through the pipeline like every /v1 preflight.
-      const open = path === OPENAPI_V1 && cors.preflight(request) === undefined;
-      const response = open ? await serveOpen(request) : await handlePublic(request, path, search);
-      return withPublicHeaders(request, response, cors);
+      if (path === OPENAPI_V1 && cors.preflight(request) === undefined) {
+        return withPublicHeaders(request, await serveOpen(request, requestId), cors);
+      }
+      // A bounded metrics label (contract §20): never the raw path of an unknown route.
+      scope.route = LOCAL_ROUTES[path] ? path : routeLabel(path);
+      return handlePublic(openGatewayRequest(request, scope, clientIpOf(request, transport)));
     }
     // Metrics describe every tenant's traffic: only on the operations port (contract §20).
-    if (path === '/metrics') return errorResponse(new AppError('not_found', 'No such route'), requestIdOf(request));
-    return PROBES.has(path) ? app.fetch(request) : serveOpen(request);
+    if (path === '/metrics') return errorResponse(new AppError('not_found', 'No such route'), requestId);
+    return PROBES.has(path) ? app.fetch(request) : serveOpen(request, requestId);
   };
 
   /** Routes outside the pipeline that still obey REQUIRE_HTTPS: /admin, /openapi, /docs. */
-  const serveOpen = async (request: Request): Promise<Response> => {
+  const serveOpen = async (request: Request, requestId: string): Promise<Response> => {
     try {
       assertHttps(request, transport);
     } catch (error) {
-      return errorResponse(error as AppError, requestIdOf(request));
+      return errorResponse(error as AppError, requestId);
     }
     return app.fetch(request);
   };
 
   /** The operations port: plain HTTP for probes and Prometheus, nothing else. */
   const opsFetch = async (request: Request): Promise<Response> => {
-    const { path } = pathOf(request.url);
+    const { path } = targetOf(request.url);
     if (request.method === 'GET' && path === '/metrics') {
       return new Response(kit.metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4' } });
     }

@@ -33,7 +33,8 @@ export interface ServiceKitOptions {
 }
 
 interface ServedApp {
-  fetch: (r: Request) => Response | Promise<Response>;
+  /** Also given the request's scope: a dispatcher outside Elysia's router (the gateway) reads its id, path and query and sets its route. */
+  fetch: (r: Request, scope: RequestScope) => Response | Promise<Response>;
   routes: DescribedRoute[];
 }
 
@@ -69,7 +70,7 @@ export function createServiceKit(options: ServiceKitOptions) {
       if (guard && scope.path === OPENAPI_PATH && request.method === 'GET') return Response.json({ paths: describeRoutes(app.routes) });
       let response: Response;
       try {
-        response = await app.fetch(request);
+        response = await app.fetch(request, scope);
       } catch (error) {
         return unexpectedErrorResponse(error, scope.requestId, logger);
       }

@@ -23,6 +23,8 @@ export interface RequestScope {
   requestId: string;
   /** Path without the query, parsed once. */
   path: string;
+  /** The query with its `?` ('' when there is none), parsed with the path. */
+  search: string;
   /** The route pattern that matched (metrics and log label); unset when no route matched. */
   route?: string;
   started: number;
@@ -38,6 +40,7 @@ export function openScope(request: Request): RequestScope {
   const scope: RequestScope = {
     requestId: requestIdFrom(request.headers.get(headers.requestId)),
     path: queryStart === -1 ? url.slice(pathStart) : url.slice(pathStart, queryStart),
+    search: queryStart === -1 ? '' : url.slice(queryStart),
     started: performance.now(),
   };
   scopes.set(request, scope);

@@ -1,8 +1,13 @@
-import { type ServiceName, serviceNames } from '@crm/contracts';
+import { type ServiceName, serviceNames, services } from '@crm/contracts';
 import { AppError } from '@crm/http';
 import { Elysia, t } from 'elysia';
 
 export type ServiceUrls = Record<ServiceName, string>;
+
+/** Service base URLs from config (`SALES_URL`, `CATALOG_URL`…). */
+export function serviceUrls(config: Record<string, unknown>): ServiceUrls {
+  return Object.fromEntries(Object.entries(services).map(([name, s]) => [name, String(config[s.urlEnv])])) as ServiceUrls;
+}
 
 async function probe(url: string): Promise<string> {
   try {

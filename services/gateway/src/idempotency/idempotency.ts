@@ -1,12 +1,16 @@
-import { AppError } from '@crm/http';
+import { AppError, ERROR_TYPE_HEADER } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { GatewayDatabase } from '../db/database.ts';
 import type { RequestBody } from '../proxy/body.ts';
 import { requestFingerprint } from './fingerprint.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse } from './store.ts';
 
-/** Response headers kept with a stored result and replayed (contract §8: Location and content headers; §24: ETag). */
-const REPLAYED_HEADERS = ['content-type', 'content-disposition', 'content-language', 'location', 'etag'];
+/**
+ * Response headers kept with a stored result and replayed (contract §8: Location and content
+ * headers; §24: ETag), and the error type of a stored error answer, which the audit record of a
+ * replay names as it does the original's (the pipeline removes it from public answers).
+ */
+const REPLAYED_HEADERS = ['content-type', 'content-disposition', 'content-language', 'location', 'etag', ERROR_TYPE_HEADER];
 
 /** Responses larger than this are returned but not stored (write responses are small JSON). */
 const MAX_STORED_BYTES = 2 * 1024 * 1024;
@@ -30,17 +34,13 @@ function replay(stored: StoredResponse): Response {
 }
 
 /**
- * Whether an upstream answer may be stored: < 500, not a 422 validation_error (contract §8) and
- * not a 412 precondition_failed (§24: the client retries the same key with a fresh ETag).
+ * Whether an upstream answer may be stored: < 500, not a 422 validation_error (contract §8, told by
+ * the answer's X-Error-Type) and not a 412 precondition_failed (§24: the client retries the same
+ * key with a fresh ETag).
  */
-function isStorable(status: number, bytes: Uint8Array): boolean {
-  if (status >= 500 || status === 412 || bytes.byteLength > MAX_STORED_BYTES) return false;
-  if (status !== 422) return true;
-  try {
-    return JSON.parse(new TextDecoder().decode(bytes))?.error?.type !== 'validation_error';
-  } catch {
-    return true;
-  }
+function isStorable(response: Response, bytes: Uint8Array): boolean {
+  if (response.status >= 500 || response.status === 412 || bytes.byteLength > MAX_STORED_BYTES) return false;
+  return response.headers.get(ERROR_TYPE_HEADER) !== 'validation_error';
 }
 
 /**
@@ -72,7 +72,7 @@ export async function runIdempotent(call: IdempotentCall): Promise<Response> {
     await releaseIdempotencyKey(call.db, call.tenantId, call.key, claim.token);
     throw error;
   }
-  if (isStorable(response.status, bytes)) {
+  if (isStorable(response, bytes)) {
     const headers: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) {
       const value = response.headers.get(name);

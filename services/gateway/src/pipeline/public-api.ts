@@ -1,0 +1,179 @@
+import type { ServiceName } from '@crm/contracts';
+import { AppError, ERROR_TYPE_HEADER, errorResponse, type Logger, unavailableError } from '@crm/http';
+import type { Kysely } from 'kysely';
+import type { AuditEntry, AuditRecorder } from '../audit/recorder.ts';
+import { redactQuery } from '../audit/recorder.ts';
+import { type Authenticator, type Principal, setPrincipal } from '../auth/authenticate.ts';
+import type { CorsPolicy } from '../cors/cors.ts';
+import type { GatewayDatabase } from '../db/database.ts';
+import type { ServiceUrls } from '../health/health.ts';
+import { assertHttps, type TransportPolicy } from '../https/transport.ts';
+import { idempotencyKeyOf } from '../idempotency/fingerprint.ts';
+import { runIdempotent } from '../idempotency/idempotency.ts';
+import { readRequestBody } from '../proxy/body.ts';
+import { forward } from '../proxy/forward.ts';
+import { owningService } from '../proxy/routing.ts';
+import type { RateLimiter } from '../rate-limit/limiter.ts';
+import { addressBudget, preflightBudget, tenantBudget } from '../rate-limit/policy.ts';
+import { rateLimitedError, rateLimitHeaders } from '../rate-limit/verdict.ts';
+import type { GatewayRequest } from './context.ts';
+import { withHeaders, withPublicHeaders } from './headers.ts';
+
+export interface PublicApiDeps {
+  auth: Authenticator;
+  limiter: RateLimiter;
+  audit: AuditRecorder;
+  db: Kysely<GatewayDatabase>;
+  logger: Logger;
+  transport: TransportPolicy;
+  cors: CorsPolicy;
+  urls: ServiceUrls;
+  internalToken: string;
+  upstreamTimeoutMs: number;
+  /** How long an idempotency claim outlives a dead owner beyond the upstream timeout. */
+  claimMarginMs: number;
+  /** Budget per client IP for requests without a valid key (brute-force guard). */
+  unauthenticatedPerMinute: number;
+  /** Gateway-owned /v1 routes (paths → methods) and the app that serves them. */
+  localRoutes: Record<string, string[]>;
+  localFetch: (request: Request) => Promise<Response>;
+}
+
+/**
+ * The /v1 pipeline, in the contract's order. Each stage takes the request's context
+ * (`GatewayRequest`) and adds what it learns:
+ *   1. transport — HTTPS required (§10); a CORS preflight of an allowed origin is answered here (§20)
+ *   2. API key — a missing or unknown key spends the address budget: 401, then 429 (§5, §7)
+ *   3. rate limit — the tenant budget the method spends (§7)
+ *   4. route — a gateway-owned route, or idempotency (§8) around the forward to the owning service
+ *   5. answer — RateLimit headers, the error type learnt from X-Error-Type, the public headers (§20)
+ *   6. audit — one record per request (§9)
+ * Every failure becomes the error envelope with the request id.
+ */
+export function createPublicApi(deps: PublicApiDeps) {
+  /** Stage 1: the answer to an allowed CORS preflight, which needs no key; undefined otherwise. */
+  async function transport(ctx: GatewayRequest): Promise<Response | undefined> {
+    assertHttps(ctx.request, deps.transport);
+    const preflight = deps.cors.preflight(ctx.request);
+    if (!preflight) return undefined;
+    // Browsers never send a key on a preflight: like every OPTIONS it spends no budget (§7) and
+    // shows the address's keyless budget, as a 401 would.
+    ctx.verdict = await deps.limiter.take(preflightBudget(ctx.clientIp, deps.unauthenticatedPerMinute));
+    return preflight;
+  }
+
+  /** Stage 2: the principal of the request's API key; key guessing is throttled per address. */
+  async function authenticate(ctx: GatewayRequest): Promise<Principal> {
+    const principal = await deps.auth.authenticate(ctx.request.headers.get('x-api-key'));
+    if (principal) {
+      ctx.principal = principal;
+      return principal;
+    }
+    ctx.verdict = await deps.limiter.take(addressBudget(ctx.clientIp, deps.unauthenticatedPerMinute));
+    if (!ctx.verdict.allowed) throw rateLimitedError(ctx.verdict);
+    throw new AppError('unauthorized', 'Missing or invalid API key (send it in the x-api-key header)');
+  }
+
+  /** Stage 3: spends the tenant budget of the request's method (OPTIONS only looks). */
+  async function limit(ctx: GatewayRequest, principal: Principal): Promise<void> {
+    ctx.verdict = await deps.limiter.take(tenantBudget(ctx.method, principal));
+    if (!ctx.verdict.allowed) throw rateLimitedError(ctx.verdict);
+  }
+
+  /** Stage 4: a gateway-owned route, or the owning service (under the Idempotency-Key, if any). */
+  async function route(ctx: GatewayRequest, principal: Principal): Promise<Response> {
+    const methods = deps.localRoutes[ctx.path];
+    if (methods) {
+      if (!methods.includes(ctx.method)) {
+        throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`, undefined, { allow: methods.join(', ') });
+      }
+      // Elysia's route context cannot be given anything from outside: the principal crosses into
+      // the gateway-owned route keyed by the request (see the README, "Conventions").
+      setPrincipal(ctx.request, principal);
+      return deps.localFetch(ctx.request);
+    }
+    const service: ServiceName | undefined = owningService(ctx.path);
+    if (!service) throw new AppError('not_found', `No route for ${ctx.path}`);
+    ctx.idempotencyKey = idempotencyKeyOf(ctx.request);
+    const body = await readRequestBody(ctx.request);
+    const pathAndQuery = ctx.path + ctx.search;
+    const send = () =>
+      forward({
+        request: ctx.request,
+        baseUrl: deps.urls[service],
+        pathAndQuery,
+        body,
+        tenantId: principal.tenantId,
+        requestId: ctx.requestId,
+        internalToken: deps.internalToken,
+        clientIp: ctx.clientIp,
+        timeoutMs: deps.upstreamTimeoutMs,
+      });
+    if (ctx.idempotencyKey === undefined) return send();
+    return runIdempotent({
+      db: deps.db,
+      tenantId: principal.tenantId,
+      key: ctx.idempotencyKey,
+      method: ctx.method,
+      pathAndQuery,
+      body,
+      lockMs: deps.upstreamTimeoutMs + deps.claimMarginMs,
+      execute: send,
+    });
+  }
+
+  async function respond(ctx: GatewayRequest): Promise<Response> {
+    const preflight = await transport(ctx);
+    if (preflight) return preflight;
+    const principal = await authenticate(ctx);
+    await limit(ctx, principal);
+    return route(ctx, principal);
+  }
+
+  function failure(ctx: GatewayRequest, error: unknown): Response {
+    // Its own database unreachable (a PostgreSQL restart): 503 service_unavailable, retryable.
+    const unavailable = unavailableError(error);
+    if (!(error instanceof AppError) && !unavailable) deps.logger.error('unhandled error', { request_id: ctx.requestId, error });
+    const appError = error instanceof AppError ? error : (unavailable ?? new AppError('internal_error', 'Internal server error'));
+    return errorResponse(appError, ctx.requestId);
+  }
+
+  /** Stage 5: what every answer carries; the error type is read before the header is removed. */
+  function answer(ctx: GatewayRequest, response: Response): Response {
+    const limited = ctx.verdict ? withHeaders(response, rateLimitHeaders(ctx.verdict)) : response;
+    ctx.errorType = limited.headers.get(ERROR_TYPE_HEADER) ?? undefined;
+    return withPublicHeaders(ctx.request, limited, deps.cors);
+  }
+
+  /** Stage 6: the audit record (written in batches, off the request's path). */
+  function auditEntry(ctx: GatewayRequest, response: Response): AuditEntry {
+    return {
+      occurred_at: ctx.occurredAt,
+      request_id: ctx.requestId,
+      tenant_id: ctx.principal?.tenantId ?? null,
+      key_id: ctx.principal?.keyId ?? null,
+      method: ctx.method,
+      path: ctx.path,
+      query: redactQuery(ctx.search),
+      status: response.status,
+      duration_ms: Math.round((performance.now() - ctx.started) * 100) / 100,
+      client_ip: ctx.clientIp ?? null,
+      user_agent: ctx.request.headers.get('user-agent'),
+      idempotency_key: ctx.idempotencyKey ?? null,
+      replayed: response.headers.get('idempotent-replayed') === 'true',
+      error_type: ctx.errorType ?? null,
+    };
+  }
+
+  return async function handlePublic(ctx: GatewayRequest): Promise<Response> {
+    let response: Response;
+    try {
+      response = await respond(ctx);
+    } catch (error) {
+      response = failure(ctx, error);
+    }
+    response = answer(ctx, response);
+    deps.audit.record(auditEntry(ctx, response));
+    return response;
+  };
+}
