@@ -12,14 +12,18 @@ export interface Principal {
   writePerMinute: number;
 }
 
+// The bridge into Elysia for the gateway-owned /v1 routes (GET /v1/audit-logs): Elysia's route
+// context cannot be given anything from outside, so the pipeline's route stage leaves the
+// principal here, keyed by the request, just before it calls the route. Nothing else uses it; the
+// pipeline's stages pass the principal in the request's context (pipeline/context.ts).
 const principals = new WeakMap<Request, Principal>();
 
-/** Marks a request as made by this principal (set by the /v1 pipeline once the key is verified). */
+/** Hands the verified principal to the gateway-owned route about to serve this request. */
 export function setPrincipal(request: Request, principal: Principal): void {
   principals.set(request, principal);
 }
 
-/** The authenticated principal of a request that went through the /v1 pipeline. */
+/** The principal of a request a gateway-owned /v1 route serves (set by the pipeline's route stage). */
 export function principalOf(request: Request): Principal | undefined {
   return principals.get(request);
 }
