@@ -87,6 +87,11 @@ interface Answer {
 
 test('PostgreSQL crashes and comes back under a write load: quick 503s meanwhile, /readyz follows, no acknowledged write or event is lost, no process restarts', async () => {
   const tenant: TestTenant = await stack.createTenant();
+  // A tenant with a budget of one write per minute spends it before the crash.
+  const limited: TestTenant = await stack.createTenant({ limits: { write_per_minute: 1 } });
+  const limitedWrite = () => limited.request('POST', '/v1/contacts', { body: { name: `Limited ${crypto.randomUUID()}`, type: 'client' } });
+  expect((await limitedWrite()).status).toBe(201);
+  expect((await limitedWrite()).status).toBe(429);
   const pids = Object.fromEntries(Object.entries(stack.processes).map(([name, p]) => [name, p.child.pid]));
   let phase: Answer['phase'] = 'before';
   let running = true;
@@ -226,6 +231,12 @@ test('PostgreSQL crashes and comes back under a write load: quick 503s meanwhile
     if (listeners.length >= 4) break;
   }
   expect(listeners).toEqual(['catalog', 'documents', 'sales', 'webhooks'].map((s) => `listen "crm_outbox_${s}"`));
+
+  // Rate-limit buckets live in an UNLOGGED table, which crash recovery empties: the limited tenant's
+  // budget is full again well within its minute (one window's budget, no more), as documented in
+  // services/gateway/README.md.
+  expect((await limitedWrite()).status).toBe(201);
+  expect((await limitedWrite()).status).toBe(429);
 
   // Nobody was restarted: the same processes, still running.
   for (const [name, p] of Object.entries(stack.processes)) {

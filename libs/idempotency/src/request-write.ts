@@ -58,7 +58,12 @@ export class RequestWrite {
         return { status: recorded.status, body: recorded.body, headers: recorded.headers };
       }
     } catch (error) {
-      if (!trx.isRolledBack && !trx.isCommitted) await trx.rollback().execute();
+      // The original error is the answer (a failed rollback on a dead connection would hide it).
+      if (!trx.isRolledBack && !trx.isCommitted)
+        await trx
+          .rollback()
+          .execute()
+          .catch(() => undefined);
       throw error;
     }
     this.#trx = trx;
@@ -91,11 +96,19 @@ export class RequestWrite {
     }
   }
 
-  /** Rolls back a keyed write that did not finish (an error, an early answer). */
+  /**
+   * Rolls back a keyed write that did not finish (an error, an early answer). Never throws: it runs
+   * after the response (nobody awaits it), and a rollback on a connection the database already cut
+   * (a PostgreSQL restart) fails although the server has rolled the transaction back itself.
+   */
   async abandon(): Promise<void> {
     const trx = this.#trx;
     this.#trx = undefined;
-    if (trx && !trx.isRolledBack && !trx.isCommitted) await trx.rollback().execute();
+    if (trx && !trx.isRolledBack && !trx.isCommitted)
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => undefined);
   }
 }
 
