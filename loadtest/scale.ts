@@ -1,15 +1,20 @@
 // `npm run scale`: two replicas of the gateway and of every service on loopback, each kind behind
-// an nginx round-robin balancer (the processes reach each other through the balancers too).
+// an nginx round-robin balancer (the processes reach each other through the balancers too), on a
+// three-node NATS JetStream cluster of its own (every process gets the three URLs; the events
+// stream has three replicas).
 //   phase A, all replicas up: idempotency with one key sent to both gateway replicas at once,
-//     the rate-limit scenario (limits exact across replicas), crud-mix with a webhook that must
-//     receive every contact.created exactly once;
-//   phase B: crud-mix again, and one replica of each kind is killed (SIGKILL) a third of the way
-//     in; the run must complete and no write k6 saw accepted may be missing from the database,
-//     and every contact.created must still be delivered (at least once).
-// Knobs: SCALE_DURATION (60s, phase B), SCALE_KILL_SIGNAL (SIGKILL), VUS, WEBHOOK_WAIT_S (120).
+//     the rate-limit scenario (limits exact across replicas), crud-mix with a webhook on every
+//     event type that must receive every event written exactly once;
+//   phase B: crud-mix again; one replica of each kind is killed (SIGKILL) a third of the way in,
+//     and at half-time the NATS node leading the events stream is SIGKILLed and started again
+//     SCALE_NATS_OUTAGE_S later. The run must complete, no write k6 saw accepted may be missing
+//     from the database, every event written must be delivered (at least once), and the surviving
+//     processes must have carried on without a restart.
+// Knobs: SCALE_DURATION (60s, phase B), SCALE_KILL_SIGNAL (SIGKILL), SCALE_NATS_OUTAGE_S (8),
+// WEBHOOK_WAIT_S (120).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ProcessName } from '@crm/stack';
+import { type ProcessName, streamCluster } from '@crm/stack';
 import { type Cluster, startCluster } from './lib/cluster.ts';
 import { type K6Run, k6Binary, resultsDir, stamp } from './lib/k6.ts';
 import { passed, printTable } from './lib/report.ts';
@@ -27,16 +32,26 @@ const log = (m: string) => console.log(`[scale] ${m}`);
 const seconds = (s: string) => Number(s.replace(/s$/, ''));
 const phaseBDuration = process.env.SCALE_DURATION ?? '60s';
 const killSignal = (process.env.SCALE_KILL_SIGNAL ?? 'SIGKILL') as NodeJS.Signals;
+const natsOutageS = Number(process.env.SCALE_NATS_OUTAGE_S ?? 8);
 const verdicts: Verdict[] = [];
 /** Ten processes, nginx and k6 share the machine here: this run checks correctness, not latency. */
 const relaxedLatency = { P95_MS: '5000', P99_MS: '20000', READ_P95_MS: '5000' };
 const runs: K6Run[] = [];
 const killed: string[] = [];
+/** What happened to the NATS node killed in phase B, and how long recovery took. */
+const natsFault: {
+  node?: string;
+  killedAt?: number;
+  restartedAt?: number;
+  newLeaderAfterMs?: number;
+  currentAfterMs?: number;
+  error?: string;
+} = {};
 
 k6Binary();
 const receiver = startWebhookReceiver();
-log('starting 2 replicas of each process behind nginx…');
-const cluster = await startCluster({ replicas: 2, log });
+log('starting a 3-node NATS cluster and 2 replicas of each process behind nginx…');
+const cluster = await startCluster({ replicas: 2, natsNodes: 3, log });
 const target: Target = { gatewayUrl: cluster.gatewayUrl, adminToken: cluster.adminToken, owned: true, stop: async () => {} };
 log(`cluster ready: gateway balancer ${cluster.gatewayUrl}, logs in ${cluster.logDir}`);
 
@@ -51,12 +66,19 @@ try {
   const a = await mixWithWebhook('a', { DURATION: '30s', ...relaxedLatency });
   runs.push(a.run);
   verdicts.push(...(await writesKept(a.run, a.tenant, 'phase A')));
-  verdicts.push(await webhooksDelivered(a.tenant, 'a', true));
+  verdicts.push(await eventsDelivered(a.tenant, 'a', true));
 
   // A third of the way into the load, plus ~5 s for k6's setup (seeding).
   const killAfterS = seconds(phaseBDuration) / 3 + 5;
   log(`phase B: crud-mix for ${phaseBDuration}; ${killSignal} to one replica of each kind after ${killAfterS}s…`);
   const killer = setTimeout(() => void killOneOfEach(cluster), killAfterS * 1000);
+  const natsKillAfterS = seconds(phaseBDuration) / 2 + 5;
+  log(`phase B: SIGKILL to the NATS node leading the events stream after ${natsKillAfterS}s, restarted ${natsOutageS}s later…`);
+  const pidsBefore = survivorPids(cluster);
+  let natsFaultDone: Promise<void> = Promise.resolve();
+  const natsKiller = setTimeout(() => {
+    natsFaultDone = killNatsLeader(cluster);
+  }, natsKillAfterS * 1000);
   const b = await mixWithWebhook('b', {
     DURATION: phaseBDuration,
     MAX_FAILED: '0.05',
@@ -66,11 +88,15 @@ try {
     WRITE_RETRIES: '12',
   });
   clearTimeout(killer);
+  clearTimeout(natsKiller);
+  await natsFaultDone;
   runs.push(b.run);
   verdicts.push({ name: 'phase B: one replica of each kind killed mid-run', ok: killed.length === 5, detail: killed.join(', ') || 'none' });
+  verdicts.push(natsFaultVerdict());
   verdicts.push({ name: 'phase B run completed (k6 thresholds)', ok: b.run.exitCode === 0, detail: `k6 exit code ${b.run.exitCode}` });
   verdicts.push(...(await writesKept(b.run, b.tenant, 'phase B')));
-  verdicts.push(await webhooksDelivered(b.tenant, 'b', false));
+  verdicts.push(await eventsDelivered(b.tenant, 'b', false));
+  verdicts.push(survivorsCarriedOn(cluster, pidsBefore));
 } catch (error) {
   verdicts.push({ name: 'scale run', ok: false, detail: String(error) });
 } finally {
@@ -94,13 +120,13 @@ function verdictDetails(run: K6Run): string {
   return (run.summary?.verdicts ?? []).map((v) => `${v.name}: ${v.detail}`).join('; ') || `k6 exit ${run.exitCode}`;
 }
 
-/** A crud-mix run for a fresh tenant whose webhook (contact.created) points at the receiver. */
+/** A crud-mix run for a fresh tenant whose webhook (every event type) points at the receiver. */
 async function mixWithWebhook(label: string, env: Record<string, string>) {
   const tenant = await provisionTenant(target, `scale ${label}`, raisedLimits);
   const hook = await fetch(`${cluster.gatewayUrl}/v1/webhooks`, {
     method: 'POST',
     headers: { 'x-api-key': tenant.api_key, 'content-type': 'application/json' },
-    body: JSON.stringify({ url: `${receiver.url}/${label}`, events: ['contact.created'], description: `scale ${label}` }),
+    body: JSON.stringify({ url: `${receiver.url}/${label}`, description: `scale ${label}` }),
   });
   if (hook.status !== 201) throw new Error(`creating the webhook failed: ${hook.status} ${await hook.text()}`);
   const run = await runScenario(target, 'crud-mix', { name: `scale-crud-mix-${label}`, tenants: [tenant], env: { VUS: '12', ...env } });
@@ -140,21 +166,131 @@ async function writesKept(run: K6Run, tenant: LoadTenant, phase: string): Promis
   return out;
 }
 
-/** Waits until the receiver has every contact.created of the tenant; `exact` also forbids duplicates. */
-async function webhooksDelivered(tenant: LoadTenant, label: string, exact: boolean): Promise<Verdict> {
-  const expected = Number(
-    (await cluster.sql('select count(*)::int as n from sales.contacts where tenant_id = $1', [tenant.tenant_id])).rows[0].n,
+/** Every event of the tenant the services wrote (their outboxes), with when it was written and published. */
+async function eventsWritten(tenant: LoadTenant) {
+  const { rows } = await cluster.sql(
+    ['sales', 'catalog', 'documents']
+      .map((schema) => `select id, type, created_at, published_at from ${schema}.outbox where tenant_id = $1`)
+      .join(' union all '),
+    [tenant.tenant_id],
   );
+  return rows as { id: string; type: string; created_at: Date; published_at: Date | null }[];
+}
+
+/** The p-th percentile (nearest rank) of `values`; 0 when there are none. */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number);
+}
+
+/**
+ * Waits until the receiver has every event the tenant's writes produced (the outboxes of sales,
+ * catalog and documents); `exact` also forbids duplicates. Reports events written vs distinct
+ * events delivered, per type, and the publish and end-to-end delays.
+ */
+async function eventsDelivered(tenant: LoadTenant, label: string, exact: boolean): Promise<Verdict> {
   const deadline = Date.now() + Number(process.env.WEBHOOK_WAIT_S ?? 120) * 1000;
-  const tally = () => receiver.tally((r) => r.path.endsWith(`/${label}`) && r.type === 'contact.created');
-  while (tally().distinct < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1000));
+  const mine = (r: { path: string }) => r.path.endsWith(`/${label}`);
+  let written = await eventsWritten(tenant);
+  const missing = () => {
+    const got = new Set(receiver.received.filter(mine).map((r) => r.id));
+    return written.filter((e) => !got.has(e.id));
+  };
+  while (missing().length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 1000));
+    written = await eventsWritten(tenant);
+  }
   await new Promise((r) => setTimeout(r, 3000));
-  const t = tally();
-  const ok = t.distinct === expected && (!exact || t.duplicates === 0);
+  written = await eventsWritten(tenant);
+  const t = receiver.tally(mine);
+  const lost = missing();
+  const firstReceipt = new Map<string, number>();
+  for (const r of receiver.received.filter(mine)) if (!firstReceipt.has(r.id)) firstReceipt.set(r.id, r.at);
+  const publishMs = written.filter((e) => e.published_at).map((e) => (e.published_at as Date).getTime() - e.created_at.getTime());
+  const endToEndMs = written.filter((e) => firstReceipt.has(e.id)).map((e) => (firstReceipt.get(e.id) as number) - e.created_at.getTime());
+  const byType = new Map<string, number>();
+  for (const e of written) byType.set(e.type, (byType.get(e.type) ?? 0) + 1);
+  const ok = lost.length === 0 && t.distinct >= written.length && written.length > 0 && (!exact || t.duplicates === 0);
   return {
-    name: `phase ${label.toUpperCase()}: webhook delivery ${exact ? 'exactly once' : 'at least once'} across 2 webhooks replicas`,
+    name: `phase ${label.toUpperCase()}: events written = distinct events delivered (${exact ? 'exactly once' : 'at least once'}, 2 webhooks replicas)`,
     ok,
-    detail: `${expected} contacts created, ${t.distinct} distinct contact.created received, ${t.duplicates} duplicate deliveries`,
+    detail:
+      `${written.length} written (${[...byType].map(([type, n]) => `${type} ${n}`).join(', ')}), ${t.distinct} distinct delivered, ` +
+      `${lost.length} missing, ${t.duplicates} duplicate deliveries; outbox→NATS p50/p99/max ${percentile(publishMs, 50)}/${percentile(publishMs, 99)}/` +
+      `${Math.max(0, ...publishMs)} ms, write→webhook p50/p99/max ${percentile(endToEndMs, 50)}/${percentile(endToEndMs, 99)}/${Math.max(0, ...endToEndMs)} ms`,
+  };
+}
+
+/** Pids of the first replica of every kind: the processes that must live through phase B. */
+function survivorPids(c: Cluster): Map<string, number | undefined> {
+  return new Map(Object.values(c.pools).map((p) => [p.name, p.replicas[0]?.child.pid]));
+}
+
+/** The first replicas (never killed) are the same processes, still running: nothing needed a restart. */
+function survivorsCarriedOn(c: Cluster, before: Map<string, number | undefined>): Verdict {
+  const bad = Object.values(c.pools)
+    .map((p) => p.replicas[0])
+    .filter((r) => !r || r.child.exitCode !== null || r.child.signalCode !== null || before.get(r.name) !== r.child.pid)
+    .map((r) => r?.name ?? '?');
+  return {
+    name: 'phase B: relays, consumers and every surviving process carried on without a restart',
+    ok: bad.length === 0,
+    detail: bad.length === 0 ? `same pids for replica 1 of ${[...before.keys()].join(', ')}` : `restarted or exited: ${bad.join(', ')}`,
+  };
+}
+
+/**
+ * SIGKILLs the NATS node that leads the run's events stream, measures how long the cluster takes
+ * to elect another leader, starts the node again after SCALE_NATS_OUTAGE_S, and measures how long
+ * it takes to be a current replica again.
+ */
+async function killNatsLeader(c: Cluster): Promise<void> {
+  const nats = c.nats;
+  if (!nats) {
+    natsFault.error = 'no NATS cluster';
+    return;
+  }
+  try {
+    const before = await streamCluster(nats.nodes, c.stream);
+    const index = nats.nodes.findIndex((n) => n.name === before?.leader);
+    if (index < 0) throw new Error('no stream leader found');
+    natsFault.node = before?.leader;
+    log(`SIGKILL → NATS node ${natsFault.node} (leader of ${c.stream})`);
+    natsFault.killedAt = Date.now();
+    await nats.kill(index, 'SIGKILL');
+    const others = nats.nodes.filter((_, i) => i !== index);
+    const restartAt = natsFault.killedAt + natsOutageS * 1000;
+    while (Date.now() < restartAt) {
+      const now = await streamCluster(others, c.stream);
+      if (natsFault.newLeaderAfterMs === undefined && now && now.leader !== natsFault.node)
+        natsFault.newLeaderAfterMs = Date.now() - natsFault.killedAt;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await nats.restart(index);
+    natsFault.restartedAt = Date.now();
+    log(`NATS node ${natsFault.node} started again after ${natsFault.restartedAt - natsFault.killedAt} ms`);
+    for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
+      const now = await streamCluster(nats.nodes, c.stream);
+      if (now?.replicas.find((r) => r.name === natsFault.node)?.current) {
+        natsFault.currentAfterMs = Date.now() - natsFault.restartedAt;
+        break;
+      }
+    }
+  } catch (error) {
+    natsFault.error = String(error);
+  }
+}
+
+function natsFaultVerdict(): Verdict {
+  const { node, killedAt, restartedAt, newLeaderAfterMs, currentAfterMs, error } = natsFault;
+  const ok = !error && restartedAt !== undefined && newLeaderAfterMs !== undefined && currentAfterMs !== undefined;
+  return {
+    name: 'phase B: NATS stream leader killed (SIGKILL) and restarted mid-run',
+    ok,
+    detail: error
+      ? error
+      : `node ${node} down ${restartedAt && killedAt ? restartedAt - killedAt : '?'} ms; new stream leader after ${newLeaderAfterMs ?? 'never'} ms; ` +
+        `restarted node a current replica ${currentAfterMs ?? 'never'} ms after its start`,
   };
 }
 

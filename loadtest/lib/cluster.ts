@@ -1,6 +1,16 @@
 import { join } from 'node:path';
 import { type ServiceName, services } from '@crm/contracts';
-import { freePort, type ProcessName, processNames, type ServiceProcess, spawnService, waitReady } from '@crm/stack';
+import {
+  freePort,
+  type NatsCluster,
+  type ProcessName,
+  processNames,
+  repoRoot,
+  type ServiceProcess,
+  spawnService,
+  startNatsCluster,
+  waitReady,
+} from '@crm/stack';
 import { dropRunResources, prepareRun } from '@crm/testing';
 import pg from 'pg';
 import { type ProxySite, startNginx } from './nginx.ts';
@@ -15,12 +25,21 @@ export interface Pool {
 /**
  * The whole platform scaled out on loopback: `replicas` processes of the gateway and of every
  * service, each kind behind an nginx round-robin upstream; every URL the processes use to reach
- * each other points at a balancer. Own database, JetStream stream and bucket, removed by stop().
+ * each other points at a balancer. With `natsNodes` (default 3) a JetStream cluster of that many
+ * nodes of its own: the processes get every node's URL in `NATS_URL` and run the events stream
+ * with that many replicas (at most 3). Own database, JetStream stream, bucket and NATS cluster,
+ * removed by stop().
  */
-export async function startCluster(options: { replicas?: number; log?: (m: string) => void } = {}) {
+export async function startCluster(options: { replicas?: number; natsNodes?: number; log?: (m: string) => void } = {}) {
   const replicas = options.replicas ?? 2;
+  const natsNodes = options.natsNodes ?? 3;
   const log = options.log ?? console.log;
-  const run = await prepareRun('scale', { log });
+  const natsDir = join(repoRoot, '.data', 'scale-nats', `${Date.now().toString(36)}`);
+  const nats: NatsCluster | undefined = natsNodes > 1 ? await startNatsCluster({ dataDir: natsDir, size: natsNodes, log }) : undefined;
+  const run = await prepareRun('scale', { log, natsUrl: nats?.url }).catch(async (error) => {
+    await nats?.stop();
+    throw error;
+  });
   const { runId, databaseUrl, dataDir } = run;
 
   const balancerPorts = Object.fromEntries(await Promise.all(processNames.map(async (n) => [n, await freePort()]))) as Record<
@@ -30,7 +49,7 @@ export async function startCluster(options: { replicas?: number; log?: (m: strin
   const replicaPorts = Object.fromEntries(
     await Promise.all(processNames.map(async (n) => [n, await Promise.all(Array.from({ length: replicas }, () => freePort()))])),
   ) as Record<ProcessName, number[]>;
-  const env: Record<string, string> = { ...run.env, LOG_LEVEL: 'warn' };
+  const env: Record<string, string> = { ...run.env, LOG_LEVEL: 'warn', NATS_STREAM_REPLICAS: String(Math.min(natsNodes, 3)) };
   for (const [name, s] of Object.entries(services)) env[s.urlEnv] = `http://127.0.0.1:${balancerPorts[name as ServiceName]}`;
 
   const sites: ProxySite[] = processNames.map((n) => ({ port: balancerPorts[n], upstreams: replicaPorts[n].map((p) => `127.0.0.1:${p}`) }));
@@ -52,6 +71,7 @@ export async function startCluster(options: { replicas?: number; log?: (m: strin
     await nginx.stop();
     await pool.end();
     await dropRunResources(run);
+    await nats?.stop();
   };
   try {
     // The first replica of each kind migrates alone; the others then join.
@@ -70,6 +90,9 @@ export async function startCluster(options: { replicas?: number; log?: (m: strin
     logDir,
     pools,
     gatewayUrl: pools.gateway.balancerUrl,
+    /** The NATS cluster of the run (undefined with natsNodes 1: the shared local server). */
+    nats,
+    stream: run.stream,
     adminToken: run.adminToken,
     sql: (text: string, params: unknown[] = []) => pool.query(text, params),
     stop: stopAll,
