@@ -4,6 +4,7 @@
 // between the commit and the answer.
 import { AppError } from '@crm/http';
 import { type ControlledTransaction, type Kysely, sql } from 'kysely';
+import { RECORD_TTL_HOURS } from './purge.ts';
 
 /** An answer recorded with its key. */
 export interface RecordedAnswer {
@@ -48,6 +49,9 @@ export class RequestWrite {
     const trx = await this.#root.startTransaction().execute();
     try {
       await sql`select pg_advisory_xact_lock(hashtextextended(${`${tenantId}:${key}`}, 0))`.execute(trx);
+      // An expired record no longer binds its key, whether or not the purge has run yet.
+      await sql`delete from idempotency_records where tenant_id = ${tenantId} and key = ${key}
+        and created_at <= now() - make_interval(hours => ${RECORD_TTL_HOURS})`.execute(trx);
       const { rows } = await sql<RecordedAnswer & { fingerprint: string }>`select fingerprint, status, body, headers
         from idempotency_records where tenant_id = ${tenantId} and key = ${key}`.execute(trx);
       const recorded = rows[0];
