@@ -27,6 +27,8 @@ export interface RequestScope {
   search: string;
   /** The route pattern that matched (metrics and log label); unset when no route matched. */
   route?: string;
+  /** The tenant, when the process itself authenticated the request (the gateway); else the gateway's header names it. */
+  tenantId?: string;
   started: number;
 }
 
@@ -72,7 +74,7 @@ export const requestContext = new Elysia({ name: 'crm-request-context' }).derive
   if (scope) scope.route = route;
   return {
     requestId: scope?.requestId ?? '',
-    tenantId: request.headers.get(headers.tenant) ?? '',
+    tenantId: scope?.tenantId ?? request.headers.get(headers.tenant) ?? '',
     /** The client's `If-Match` (contract §24), for the service to compare where it locks the resource. */
     ifMatch: request.headers.get('if-match') ?? undefined,
   };
