@@ -24,7 +24,9 @@ import { startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startStack();
+  // A 409 idempotency_key_in_use names the claim's remaining lock (upstream timeout + margin) as its
+  // Retry-After, and the SDK waits all of it: shorter than the defaults (15 s + 5 s) to keep this file quick.
+  stack = await startStack({ env: { UPSTREAM_TIMEOUT_MS: '4000', IDEMPOTENCY_CLAIM_MARGIN_MS: '1000' } });
 }, 120_000);
 
 afterAll(async () => {
@@ -57,7 +59,14 @@ test('the committed SDK types are what the served OpenAPI document generates', a
   const document = await (await fetch(`${stack.gatewayUrl}/openapi/v1.yaml`)).text();
   const fresh = await schemaSource(document);
   const committed = formatWithBiome(readFileSync(SCHEMA_FILE, 'utf8'));
-  if (fresh !== committed) throw new Error('the SDK types are stale: run npm run sdk:generate (clients/typescript/src/schema.d.ts)');
+  if (fresh === committed) return;
+  const [a, b] = [committed.split('\n'), fresh.split('\n')];
+  const first = a.findIndex((text, i) => text !== b[i]);
+  const line = first < 0 ? a.length : first;
+  throw new Error(
+    `the SDK types are stale: run npm run sdk:generate (clients/typescript/src/schema.d.ts differs from line ${line + 1}:\n` +
+      `  committed: ${a[line]?.trim()}\n  generated: ${b[line]?.trim()})`,
+  );
 }, 60_000);
 
 test('contacts: create, get, update, delete, typed, with errors carrying type and request id', async () => {
@@ -145,6 +154,33 @@ describe('retries with the same Idempotency-Key', () => {
     expect((await tenant.request('GET', '/v1/contacts?q=Outage')).body.pagination.total).toBe(1);
   }, 90_000);
 
+  test('409 idempotency_key_in_use while the first request with the key runs: waited out, then answered by its replay', async () => {
+    const { tenant, client, retries } = await world();
+    const key = `sdk-${crypto.randomUUID()}`;
+    const body = { name: 'Concurrent Ltd', type: 'client' };
+    // Sales frozen: the gateway has claimed the key for the first request and waits for its answer.
+    const sales = stack.processes.sales.child.pid as number;
+    process.kill(sales, 'SIGSTOP');
+    let first: Promise<{ status: number; body: any }> | undefined;
+    let second: ReturnType<typeof client.contacts.create> | undefined;
+    try {
+      first = tenant.request('POST', '/v1/contacts', { body, headers: { 'idempotency-key': key } });
+      await Bun.sleep(300);
+      second = client.contacts.create(body, { idempotencyKey: key });
+      for (let i = 0; i < 100 && retries.length === 0; i++) await Bun.sleep(50);
+    } finally {
+      process.kill(sales, 'SIGCONT');
+    }
+    const [original, retried] = await Promise.all([first, second]);
+    expect(original?.status).toBe(201);
+    expect(retries[0]).toMatchObject({ status: 409, reason: 'idempotency_key_in_use', idempotencyKey: key });
+    expect({ status: retried?.status, replayed: retried?.replayed, data: retried?.data }).toEqual({
+      status: 201,
+      replayed: true,
+      data: original?.body.data,
+    });
+  }, 60_000);
+
   test('429: the client waits the Retry-After the gateway names, then the write goes through', async () => {
     const { tenant, client, retries } = await world({}, { write_per_minute: 20 });
     // Spend the burst with refused writes (422 still counts as a write).
@@ -195,7 +231,8 @@ test('upload and download: the bytes come back equal, with type and file name', 
   const file = await client.download(uploaded.data.id);
   expect(file.contentType).toStartWith('text/csv');
   expect(file.filename).toBe('Export.csv'); // the display name with the stored extension
-  expect(file.size).toBe(bytes.length);
+  // The gateway may re-chunk the stream (no Content-Length then; see tests/documents-uploads.test.ts).
+  expect([null, bytes.length]).toContain(file.size);
   expect(await file.bytes()).toEqual(bytes);
 
   const asFile = new File([bytes], 'same.csv', { type: 'text/csv' });
@@ -286,10 +323,10 @@ describe('runtimes: the same SDK on Node 20 and Deno, one real request each', ()
     expect(stored.body.data.name).toBe(name);
   }
 
-  test('Node 20 runs the build (tsc → dist/*.js)', async () => {
+  test("Node 20 runs the build (tsc → dist/*.js; typechecking is npm run typecheck's job)", async () => {
     const tsc = spawnSync(
       join(repoRoot, 'node_modules', '.bin', 'tsc'),
-      ['-p', 'clients/typescript/tsconfig.build.json', '--outDir', join(dir, 'dist')],
+      ['-p', 'clients/typescript/tsconfig.build.json', '--outDir', join(dir, 'dist'), '--noCheck', '--declaration', 'false'],
       {
         cwd: repoRoot,
         encoding: 'utf8',

@@ -123,6 +123,24 @@ describe('retries', () => {
     expect(String(error.cause)).toContain('ECONNREFUSED');
   });
 
+  test('an attempt without an answer in timeoutMs is abandoned and retried with the same key', async () => {
+    const seen: (string | null)[] = [];
+    const client = createClient({
+      baseUrl: 'http://api.test',
+      apiKey: 'crm_test',
+      timeoutMs: 50,
+      retries: { baseDelayMs: 1 },
+      fetch: (_url, init) => {
+        seen.push(new Headers(init.headers).get('idempotency-key'));
+        if (seen.length > 1) return Promise.resolve(created());
+        return new Promise((_, reject) => init.signal?.addEventListener('abort', () => reject(init.signal?.reason)));
+      },
+    });
+    const answer = await client.contacts.create({ name: 'Acme', type: 'client' });
+    expect(answer.attempts).toBe(2);
+    expect(seen[0]).toBe(seen[1] as string);
+  });
+
   test("the caller's abort is not retried", async () => {
     const controller = new AbortController();
     const { client, seen } = scripted([

@@ -14,7 +14,7 @@ export interface ClientOptions {
   fetch?: FetchLike;
   /** Retry budget: options, a number of retries, or `false` for none (default 4 retries within 60 s). */
   retries?: RetryOptions | number | false;
-  /** Time for one attempt, in ms (default 30 000); an attempt that takes longer is retried. */
+  /** Time for one attempt to get its answer, in ms (default 30 000); an attempt that takes longer is retried. */
   timeoutMs?: number;
   /** Called before each retry (log it, count it). */
   onRetry?: (event: RetryEvent) => void;

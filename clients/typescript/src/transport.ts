@@ -50,6 +50,16 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 type Outcome = { kind: 'answer'; response: Response } | { kind: 'failure'; error: unknown };
 
+/** A failed attempt: what to throw if no retry follows, and whether (and after how long) one may. */
+interface Failure {
+  error: Error;
+  retryable: boolean;
+  retryAfter: number | null;
+  status: number | null;
+  reason: string;
+  requestId: string | null;
+}
+
 /**
  * Sends one API request with the key, an Idempotency-Key on every write (the same one on every
  * attempt), a timeout per attempt, and retries within the policy: network errors, timeouts, 5xx,
@@ -65,42 +75,40 @@ export async function transmit(config: TransportConfig, outgoing: Outgoing): Pro
 
   for (let attempt = 1; ; attempt++) {
     const outcome = await attemptOnce(config, method, outgoing, headers);
-    const context = { method, path: outgoing.path, attempts: attempt };
-    let delay: number | null;
-    let failure: Error;
-    let event: Omit<RetryEvent, 'delayMs'>;
-    if (outcome.kind === 'answer') {
-      const { response } = outcome;
-      if (response.status < 400) return { response, attempts: attempt, idempotencyKey };
-      const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
-      const error = apiErrorOf(response.status, response.headers, await response.text(), { ...context, retryAfter });
-      if (!isRetryableStatus(error.status, error.type)) throw error;
-      delay = retryDelayMs(attempt, Date.now() - started, retryAfter, config.retry);
-      failure = error;
-      event = { ...context, attempt, status: error.status, reason: error.type, idempotencyKey, requestId: error.requestId };
-    } else {
-      // The caller's own abort is an answer, not a failure to retry.
-      if (outgoing.signal?.aborted) throw outgoing.signal.reason;
-      delay = retryDelayMs(attempt, Date.now() - started, null, config.retry);
-      failure = new CrmNetworkError(method, outgoing.path, attempt, outcome.error);
-      event = {
-        ...context,
-        attempt,
-        status: null,
-        reason: String((outcome.error as Error)?.message ?? outcome.error),
-        idempotencyKey,
-        requestId: null,
-      };
-    }
-    if (delay === null) throw failure;
-    config.onRetry?.({ ...event, delayMs: delay });
+    if (outcome.kind === 'answer' && outcome.response.status < 400)
+      return { response: outcome.response, attempts: attempt, idempotencyKey };
+    // The caller's own abort is an answer, not a failure to retry.
+    if (outcome.kind === 'failure' && outgoing.signal?.aborted) throw outgoing.signal.reason;
+    const failure = await failureOf(outcome, method, outgoing.path, attempt);
+    const delay = failure.retryable ? retryDelayMs(attempt, Date.now() - started, failure.retryAfter, config.retry) : null;
+    if (delay === null) throw failure.error;
+    const { status, reason, requestId } = failure;
+    config.onRetry?.({ method, path: outgoing.path, attempt, delayMs: delay, status, reason, idempotencyKey, requestId });
     await sleep(delay, outgoing.signal);
   }
 }
 
+async function failureOf(outcome: Outcome, method: string, path: string, attempts: number): Promise<Failure> {
+  if (outcome.kind === 'failure') {
+    const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
+    const error = new CrmNetworkError(method, path, attempts, outcome.error);
+    return { error, retryable: true, retryAfter: null, status: null, reason, requestId: null };
+  }
+  const { response } = outcome;
+  const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
+  const error = apiErrorOf(response.status, response.headers, await response.text(), { method, path, attempts, retryAfter });
+  const retryable = isRetryableStatus(error.status, error.type);
+  return { error, retryable, retryAfter, status: error.status, reason: error.type, requestId: error.requestId };
+}
+
 async function attemptOnce(config: TransportConfig, method: string, outgoing: Outgoing, headers: Record<string, string>): Promise<Outcome> {
-  const timeout = AbortSignal.timeout(config.timeoutMs);
-  const signal = outgoing.signal ? AbortSignal.any([outgoing.signal, timeout]) : timeout;
+  // The timeout covers the wait for the answer's headers, not the reading of a large download.
+  const timeout = new AbortController();
+  const timer = setTimeout(
+    () => timeout.abort(new DOMException(`no answer within ${config.timeoutMs} ms`, 'TimeoutError')),
+    config.timeoutMs,
+  );
+  const signal = outgoing.signal ? AbortSignal.any([outgoing.signal, timeout.signal]) : timeout.signal;
   try {
     const response = await config.fetch(config.baseUrl + outgoing.path, {
       method,
@@ -112,6 +120,8 @@ async function attemptOnce(config: TransportConfig, method: string, outgoing: Ou
     return { kind: 'answer', response };
   } catch (error) {
     return { kind: 'failure', error };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
