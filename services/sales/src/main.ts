@@ -1,5 +1,6 @@
 import { loadOrExit, runService } from '@crm/boot';
 import { createInternalClient } from '@crm/http';
+import { startIdempotencyPurge } from '@crm/idempotency';
 import { createApp } from './app.ts';
 import { loadSalesConfig } from './config.ts';
 import type { SalesDatabase } from './db/database.ts';
@@ -17,6 +18,10 @@ await runService<SalesDatabase>({
   async start({ db, logger, readiness }) {
     const catalog = createInternalClient({ service: 'catalog', baseUrl: config.CATALOG_URL, token: config.INTERNAL_TOKEN });
     const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness, catalog });
-    return { fetch };
+    // Exactly-once records (contract §21) live as long as the gateway's own: 24 h, then purged.
+    const purge = startIdempotencyPurge(db, (error) =>
+      logger.warn('idempotency record purge failed; will retry', { error: String(error) }),
+    );
+    return { fetch, background: [purge] };
   },
 });

@@ -6,6 +6,7 @@ import type { SalesDatabase } from '../db/database.ts';
 import { tenantContactTypes } from './repo.ts';
 
 const ContactType = t.Object({ id: Type.Integer(), reference: t.String(), name: t.String() });
+const ContactTypeListResponse = t.Object({ data: t.Array(ContactType) });
 
 /**
  * GET /v1/contacts/types. Registered before the contacts routes; Elysia's router prefers the
@@ -15,7 +16,7 @@ export function contactTypesRoutes(db: Kysely<SalesDatabase>) {
   return new Elysia({ name: 'sales-contact-types' })
     .use(requestContext)
     .get('/v1/contacts/types', async ({ tenantId }) => ({ data: await tenantContactTypes(db, tenantId) }), {
-      response: { 200: t.Object({ data: t.Array(ContactType) }) },
+      response: { 200: ContactTypeListResponse },
       detail: {
         summary: 'List contact types',
         tags: ['Contacts'],

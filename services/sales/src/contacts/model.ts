@@ -1,6 +1,5 @@
-import { AccountUser } from '@crm/contracts';
+import { Contact } from '@crm/contracts';
 import { ExtraFields, ListPagination, listQueryWith, Name, NonNegativeInt } from '@crm/http';
-import { Type } from '@sinclair/typebox';
 import { type Static, t } from 'elysia';
 
 const text = (description?: string) => t.String({ maxLength: 255, description });
@@ -22,40 +21,6 @@ const locationFields = {
 /** Location fields in a request; on update only the given fields change. */
 export const LocationInput = t.Object(locationFields, { additionalProperties: false });
 export type LocationInput = Static<typeof LocationInput>;
-
-/** A contact's location as the API returns it. */
-export const Location = t.Object({
-  id: Type.Integer(),
-  primary: t.Nullable(Type.Integer()),
-  direction: t.Nullable(t.String()),
-  city: t.Nullable(t.String()),
-  postal: t.Nullable(t.String()),
-  country: t.Nullable(t.String()),
-  latitude: t.Nullable(t.String()),
-  longitude: t.Nullable(t.String()),
-  extra_info: t.Nullable(t.String()),
-});
-export type Location = Static<typeof Location>;
-
-/** A contact as the API returns it. */
-export const Contact = t.Object({
-  id: Type.Integer(),
-  name: t.String(),
-  type: t.String({ description: 'Contact type reference' }),
-  email: t.Nullable(t.String()),
-  is_person: t.Nullable(t.Boolean()),
-  cif: t.Nullable(t.String({ description: 'Tax identifier' })),
-  phone: t.Nullable(t.String()),
-  web: t.Nullable(t.String()),
-  iban: t.Nullable(t.String()),
-  comments: t.Nullable(t.String()),
-  users: t.Array(AccountUser),
-  location: t.Nullable(Location),
-  extra_fields: t.Nullable(t.Record(t.String(), t.Unknown())),
-  created_at: t.String({ format: 'date-time' }),
-  updated_at: t.String({ format: 'date-time' }),
-});
-export type Contact = Static<typeof Contact>;
 
 const optionalContactFields = {
   email: nullable(email()),
@@ -116,10 +81,10 @@ export const ContactListQuery = listQueryWith({
 });
 
 /** `{identifier}` of the contact routes (contract §11). */
-export const IdentifierParams = t.Object({ identifier: t.String({ description: 'Contact id, name, e-mail or CIF' }) });
+export const ContactParams = t.Object({ identifier: t.String({ description: 'Contact id, name, e-mail or CIF' }) });
 
 /** GET /internal/contacts/resolve query. */
-export const ResolveQuery = t.Object({ identifier: t.String() }, { additionalProperties: true });
+export const ContactResolveQuery = t.Object({ identifier: t.String() }, { additionalProperties: true });
 
 export const ContactResponse = t.Object({ data: Contact });
 export const ContactListResponse = t.Object({ data: t.Array(Contact), pagination: ListPagination });

@@ -22,12 +22,12 @@ import {
   ContactCreate,
   ContactListQuery,
   ContactListResponse,
+  ContactParams,
+  ContactResolveQuery,
   ContactResponse,
   ContactUpdate,
   ContactUpsert,
   ContactUpsertResponse,
-  IdentifierParams,
-  ResolveQuery,
 } from './model.ts';
 import { contactRuleErrors } from './rules.ts';
 import { createContacts, deleteContact, getContact, listContacts, updateContact } from './service.ts';
@@ -69,7 +69,7 @@ export function contactsRoutes(db: Kysely<SalesDatabase>) {
   };
   const upsertRules: RuleCheck = async (body, { tenantId }) => (await upsertRuleErrors(db, tenantId, body)).details;
   const update = {
-    params: IdentifierParams,
+    params: ContactParams,
     ...jsonBody(ContactUpdate, singleRules),
     response: { 200: ContactResponse },
     detail: {
@@ -116,8 +116,8 @@ export function contactsRoutes(db: Kysely<SalesDatabase>) {
     )
     .post(
       '/v1/contacts/batch',
-      async ({ body, tenantId, set }) => {
-        const data = await createContacts(db, tenantId, body.data, (i) => `data[${i}].`);
+      async ({ body, tenantId, set, write }) => {
+        const data = await createContacts(write.db, tenantId, body.data, (i) => `data[${i}].`);
         set.status = 201;
         return { data };
       },
@@ -131,34 +131,38 @@ export function contactsRoutes(db: Kysely<SalesDatabase>) {
         },
       },
     )
-    .post('/v1/contacts/batch/upsert', async ({ body, tenantId }) => upsertContacts(db, tenantId, body), {
+    .post('/v1/contacts/batch/upsert', async ({ body, tenantId, write }) => upsertContacts(write.db, tenantId, body), {
       ...jsonBody(ContactUpsert, upsertRules),
       response: { 200: ContactUpsertResponse },
       detail: { summary: 'Create or update up to 100 contacts, matched on e-mail, cif or name', tags: TAGS, description: UPSERT_HELP },
     })
     .get('/v1/contacts/:identifier', async ({ params, tenantId }) => ({ data: await getContact(db, tenantId, params.identifier) }), {
-      params: IdentifierParams,
+      params: ContactParams,
       response: { 200: ContactResponse },
       detail: { summary: 'Get a contact', tags: TAGS, description: `${IDENTIFIER_HELP} ${ETAG_HELP}` },
     })
     .put(
       '/v1/contacts/:identifier',
-      async ({ params, body, tenantId, ifMatch }) => ({ data: await updateContact(db, tenantId, params.identifier, body, ifMatch) }),
+      async ({ params, body, tenantId, ifMatch, write }) => ({
+        data: await updateContact(write.db, tenantId, params.identifier, body, ifMatch),
+      }),
       update,
     )
     .patch(
       '/v1/contacts/:identifier',
-      async ({ params, body, tenantId, ifMatch }) => ({ data: await updateContact(db, tenantId, params.identifier, body, ifMatch) }),
+      async ({ params, body, tenantId, ifMatch, write }) => ({
+        data: await updateContact(write.db, tenantId, params.identifier, body, ifMatch),
+      }),
       update,
     )
     .delete(
       '/v1/contacts/:identifier',
-      async ({ params, tenantId, ifMatch }) => {
-        await deleteContact(db, tenantId, params.identifier, ifMatch);
+      async ({ params, tenantId, ifMatch, write }) => {
+        await deleteContact(write.db, tenantId, params.identifier, ifMatch);
         return { deleted: true };
       },
       {
-        params: IdentifierParams,
+        params: ContactParams,
         response: { 200: Deleted },
         detail: {
           summary: 'Delete a contact',
@@ -174,6 +178,6 @@ export function contactsRoutes(db: Kysely<SalesDatabase>) {
         if (id === undefined) throw notFound('Contact');
         return { data: { id } };
       },
-      { ...checkedQuery(ResolveQuery), response: { 200: ResolvedContact } },
+      { ...checkedQuery(ContactResolveQuery), response: { 200: ResolvedContact } },
     );
 }

@@ -1,10 +1,11 @@
+import type { Contact } from '@crm/contracts';
 import { inIdOrder, inTransaction, type ListRequest, listPagination } from '@crm/db';
 import { writeEvent, writeEvents } from '@crm/events';
 import { assertIfMatch, notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 import { resolveContactIdentifier } from './identifier.ts';
-import type { Contact, ContactCreate, ContactUpdate } from './model.ts';
+import type { ContactCreate, ContactUpdate } from './model.ts';
 import {
   type ContactColumns,
   type ContactFilters,
@@ -26,7 +27,7 @@ type Db = Kysely<SalesDatabase>;
 const SCALAR_FIELDS = ['name', 'type', 'email', 'is_person', 'cif', 'phone', 'web', 'iban', 'comments', 'extra_fields'] as const;
 
 /** Maps a stored contact row to the API shape. */
-export function toContact(row: ContactRow): Contact {
+export function presentContact(row: ContactRow): Contact {
   return {
     id: row.id,
     name: row.name,
@@ -53,7 +54,7 @@ function scalarColumns(input: ContactUpdate): ContactColumns {
 
 /** Contacts as the API returns them, in the order of `ids` (missing ones left out). */
 export async function loadContacts(db: Db, tenantId: string, ids: number[]): Promise<Contact[]> {
-  return inIdOrder((await findContactRows(db, tenantId, ids)).map(toContact), ids);
+  return inIdOrder((await findContactRows(db, tenantId, ids)).map(presentContact), ids);
 }
 
 async function requireContactId(db: Db, tenantId: string, identifier: string): Promise<number> {
@@ -163,7 +164,7 @@ export async function updateContact(
   const id = await requireContactId(db, tenantId, identifier);
   const { details, userIds } = await contactRuleErrors(db, tenantId, [{ body: input, prefix: '' }]);
   throwIfInvalid(details);
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     await lockForWrite(trx, tenantId, id, ifMatch);
     if (!(await writeContactChanges(trx, tenantId, id, input, userIds))) throw notFound('Contact');
     const [contact] = await loadContacts(trx, tenantId, [id]);
@@ -176,7 +177,7 @@ export async function updateContact(
 /** Deletes the contact and writes `contact.deleted` { id } in the same transaction; If-Match as for updates. */
 export async function deleteContact(db: Db, tenantId: string, identifier: string, ifMatch?: string): Promise<void> {
   const id = await requireContactId(db, tenantId, identifier);
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await lockForWrite(trx, tenantId, id, ifMatch);
     if (!(await deleteContactRow(trx, tenantId, id))) throw notFound('Contact');
     await writeEvent(trx, { tenantId, type: 'contact.deleted', data: { id } });

@@ -1,11 +1,13 @@
 // Batch upsert of contacts (contract §23): each item is matched on its e-mail, cif or name; a
 // match is updated with PUT semantics, no match is created; all or nothing, one event per item.
 import { createHash } from 'node:crypto';
+import type { Contact } from '@crm/contracts';
+import { inTransaction } from '@crm/db';
 import { writeEvents } from '@crm/events';
 import { AppError, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
-import type { Contact, ContactCreate, ContactUpsert } from './model.ts';
+import type { ContactCreate, ContactUpsert } from './model.ts';
 import { findContactMatches, lockContactRows, lockKeys, type MatchProperty } from './repo.ts';
 import { loadContacts, writeContactChanges, writeNewContacts } from './service.ts';
 import { distinctKeys, matchKeys, upsertRuleErrors } from './upsert-rules.ts';
@@ -53,7 +55,7 @@ async function lockMatches(trx: Db, tenantId: string, property: MatchProperty, k
 export async function upsertContacts(db: Db, tenantId: string, body: ContactUpsert): Promise<ContactUpsertResult> {
   const { id_property: property, data: items } = body;
   const { keys } = matchKeys(property, items);
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     await lockKeys(trx, matchLockKeys(tenantId, property, distinctKeys(keys)));
     const matches = await lockMatches(trx, tenantId, property, distinctKeys(keys));
     const { details, userIds } = await upsertRuleErrors(trx, tenantId, body, matches);

@@ -1,6 +1,7 @@
 import { ExistingOpportunity } from '@crm/contracts';
 import { listRequest } from '@crm/db';
-import { Deleted, IdParams, isPlainObject, jsonBody, listQuery, notFound, type RuleCheck, requestContext, throwIfInvalid } from '@crm/http';
+import { Deleted, isPlainObject, jsonBody, listQuery, notFound, type RuleCheck, requestContext, throwIfInvalid } from '@crm/http';
+import { exactlyOnce, type RequestWrite } from '@crm/idempotency';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
@@ -10,6 +11,7 @@ import {
   OpportunityCreate,
   OpportunityListQuery,
   OpportunityListResponse,
+  OpportunityParams,
   OpportunityResponse,
   OpportunityUpdate,
 } from './model.ts';
@@ -43,7 +45,7 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
     ).details;
   };
   const update = {
-    params: IdParams,
+    params: OpportunityParams,
     ...jsonBody(OpportunityUpdate, singleRules),
     response: { 200: OpportunityResponse },
     detail: {
@@ -57,19 +59,22 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
     body,
     tenantId,
     ifMatch,
+    write,
   }: {
     params: { id: number };
     body: OpportunityUpdate;
     tenantId: string;
     ifMatch?: string;
-  }) => updateOpportunity(db, tenantId, params.id, body, ifMatch).then((data) => ({ data }));
+    write: RequestWrite;
+  }) => updateOpportunity(write.db, tenantId, params.id, body, ifMatch).then((data) => ({ data }));
 
   return new Elysia({ name: 'sales-opportunities' })
     .use(requestContext)
+    .use(exactlyOnce(db))
     .post(
       '/v1/opportunities',
-      async ({ body, tenantId, set }) => {
-        const [opportunity] = await createOpportunities(db, tenantId, [body], () => '');
+      async ({ body, tenantId, set, write }) => {
+        const [opportunity] = await createOpportunities(write.db, tenantId, [body], () => '');
         set.status = 201;
         return { data: opportunity as NonNullable<typeof opportunity> };
       },
@@ -105,8 +110,8 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
     )
     .post(
       '/v1/opportunities/batch',
-      async ({ body, tenantId, set }) => {
-        const data = await createOpportunities(db, tenantId, body.data, (i) => `data[${i}].`);
+      async ({ body, tenantId, set, write }) => {
+        const data = await createOpportunities(write.db, tenantId, body.data, (i) => `data[${i}].`);
         set.status = 201;
         return { data };
       },
@@ -117,7 +122,7 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
       },
     )
     .get('/v1/opportunities/:id', async ({ params, tenantId }) => ({ data: await getOpportunity(db, tenantId, params.id) }), {
-      params: IdParams,
+      params: OpportunityParams,
       response: { 200: OpportunityResponse },
       detail: { summary: 'Get an opportunity', tags: TAGS, description: ETAG_READ },
     })
@@ -125,12 +130,12 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
     .patch('/v1/opportunities/:id', updateHandler, update)
     .delete(
       '/v1/opportunities/:id',
-      async ({ params, tenantId, ifMatch }) => {
-        await deleteOpportunity(db, tenantId, params.id, ifMatch);
+      async ({ params, tenantId, ifMatch, write }) => {
+        await deleteOpportunity(write.db, tenantId, params.id, ifMatch);
         return { deleted: true };
       },
       {
-        params: IdParams,
+        params: OpportunityParams,
         response: { 200: Deleted },
         detail: { summary: 'Delete an opportunity', tags: TAGS, description: `Its documents stay; they are detached. ${IF_MATCH}` },
       },
@@ -141,6 +146,6 @@ export function opportunitiesRoutes(db: Kysely<SalesDatabase>) {
         if (!(await opportunityExists(db, tenantId, id))) throw notFound('Opportunity');
         return { data: { id } };
       },
-      { params: IdParams, response: { 200: ExistingOpportunity } },
+      { params: OpportunityParams, response: { 200: ExistingOpportunity } },
     );
 }

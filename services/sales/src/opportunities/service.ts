@@ -1,9 +1,10 @@
-import { inIdOrder, type ListRequest, listPagination } from '@crm/db';
+import type { Opportunity } from '@crm/contracts';
+import { inIdOrder, inTransaction, type ListRequest, listPagination } from '@crm/db';
 import { writeEvent, writeEvents } from '@crm/events';
 import { assertIfMatch, notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
-import type { Opportunity, OpportunityCreate, OpportunityUpdate } from './model.ts';
+import type { OpportunityCreate, OpportunityUpdate } from './model.ts';
 import {
   deleteOpportunityRow,
   findOpportunityRows,
@@ -21,7 +22,7 @@ type Db = Kysely<SalesDatabase>;
 const PLAIN_FIELDS = ['name', 'currency', 'status', 'probability', 'close_date', 'comments', 'extra_fields'] as const;
 
 /** Maps a stored opportunity row to the API shape. */
-export function toOpportunity(row: OpportunityRow): Opportunity {
+export function presentOpportunity(row: OpportunityRow): Opportunity {
   return {
     id: row.id,
     name: row.name,
@@ -50,7 +51,7 @@ function columnsOf(input: OpportunityUpdate, enterpriseId: number | undefined, u
 }
 
 async function loadOpportunities(db: Db, tenantId: string, ids: number[]): Promise<Opportunity[]> {
-  const byId = new Map((await findOpportunityRows(db, tenantId, ids)).map((row) => [row.id, toOpportunity(row)]));
+  const byId = new Map((await findOpportunityRows(db, tenantId, ids)).map((row) => [row.id, presentOpportunity(row)]));
   return ids.map((id) => byId.get(id)).filter((o): o is Opportunity => o !== undefined);
 }
 
@@ -65,7 +66,7 @@ export async function getOpportunity(db: Db, tenantId: string, id: number): Prom
 export async function listOpportunities(db: Db, tenantId: string, filters: OpportunityFilters, request: ListRequest) {
   const page = await listOpportunityIds(db, tenantId, filters, request);
   const rows = await findOpportunityRows(db, tenantId, page.ids);
-  return { data: inIdOrder(rows, page.ids).map(toOpportunity), pagination: listPagination(page, request) };
+  return { data: inIdOrder(rows, page.ids).map(presentOpportunity), pagination: listPagination(page, request) };
 }
 
 /**
@@ -76,7 +77,7 @@ export async function listOpportunities(db: Db, tenantId: string, filters: Oppor
 async function lockForWrite(trx: Db, tenantId: string, id: number, ifMatch: string | undefined): Promise<void> {
   const [row] = await findOpportunityRows(trx, tenantId, [id], { lock: true });
   if (!row) throw notFound('Opportunity');
-  assertIfMatch(ifMatch, toOpportunity(row));
+  assertIfMatch(ifMatch, presentOpportunity(row));
 }
 
 /** Creates opportunities all or nothing, with one `opportunity.created` event each, in one transaction. */
@@ -89,7 +90,7 @@ export async function createOpportunities(
   const items = inputs.map((body, index) => ({ body, prefix: prefixOf(index) }));
   const { details, enterpriseIds, userIds } = await opportunityRuleErrors(db, tenantId, items);
   throwIfInvalid(details);
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const rows = inputs.map((input, index) => ({
       ...columnsOf(input, enterpriseIds[index], userIds),
       name: input.name,
@@ -118,7 +119,7 @@ export async function updateOpportunity(
   await getOpportunity(db, tenantId, id);
   const { details, enterpriseIds, userIds } = await opportunityRuleErrors(db, tenantId, [{ body: input, prefix: '' }]);
   throwIfInvalid(details);
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     await lockForWrite(trx, tenantId, id, ifMatch);
     if (!(await updateOpportunityColumns(trx, tenantId, id, columnsOf(input, enterpriseIds[0], userIds)))) throw notFound('Opportunity');
     const opportunity = await getOpportunity(trx, tenantId, id);
@@ -129,7 +130,7 @@ export async function updateOpportunity(
 
 /** Deletes the opportunity and writes `opportunity.deleted` { id } in the same transaction; `ifMatch` as for updates. */
 export async function deleteOpportunity(db: Db, tenantId: string, id: number, ifMatch?: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await lockForWrite(trx, tenantId, id, ifMatch);
     if (!(await deleteOpportunityRow(trx, tenantId, id))) throw notFound('Opportunity');
     await writeEvent(trx, { tenantId, type: 'opportunity.deleted', data: { id } });

@@ -1,6 +1,6 @@
 import type { InternalProduct, ProductsLookupResponse } from '@crm/contracts';
 import { AppError, type ErrorDetail, type InternalClient, isPlainObject, MAX_AMOUNT, schemaErrors } from '@crm/http';
-import { OrderLineRequest } from './model.ts';
+import { OrderLineInput } from './model.ts';
 import type { NewOrderLine } from './repo.ts';
 
 const LOOKUP_CHUNK = 500; // the catalog's lookup accepts up to 500 references per call
@@ -98,8 +98,8 @@ export function priceOrderLines(
       errors.push({ field: `${field}.rate_sku`, message: `is not a rate of product ${product.reference}` });
       return;
     }
-    if (schemaErrors(OrderLineRequest, raw).length > 0) return;
-    const line = raw as OrderLineRequest;
+    if (schemaErrors(OrderLineInput, raw).length > 0) return;
+    const line = raw as OrderLineInput;
     const cost = line.cost ?? rate?.cost;
     const price = line.price ?? rate?.price;
     const costError = line.cost === undefined ? rateValueError(cost) : undefined;

@@ -1,13 +1,28 @@
-import { DateOnly, ExtraFields, Id, ListPagination, Money, Name, NonNegativeInt, Percentage, Quantity } from '@crm/http';
+import { Order } from '@crm/contracts';
+import {
+  DateOnly,
+  ExtraFields,
+  Id,
+  ListPagination,
+  listQueryWith,
+  MAX_INT,
+  Money,
+  Name,
+  NonNegativeInt,
+  Percentage,
+  Quantity,
+  QueryId,
+} from '@crm/http';
 import { type Static, Type } from '@sinclair/typebox';
+import { t } from 'elysia';
 
 // Request schemas are plain TypeBox (JSON integers and numbers, never coerced strings) with the
 // shared bounds of contract §19; every object refuses unknown fields at its own depth.
 const closed = { additionalProperties: false } as const;
 const LongText = () => Type.Union([Type.String({ maxLength: 65535 }), Type.Null()]);
 
-/** One product line of an order request. */
-export const OrderLineRequest = Type.Object(
+/** One product line of an order request (a part of a body, like a contact's `LocationInput`). */
+export const OrderLineInput = Type.Object(
   {
     reference: Name({ description: "A catalog product's reference" }),
     rate_sku: Type.Optional(Name({ description: "One of the product's rates; default its primary rate" })),
@@ -20,15 +35,15 @@ export const OrderLineRequest = Type.Object(
   },
   closed,
 );
-export type OrderLineRequest = Static<typeof OrderLineRequest>;
+export type OrderLineInput = Static<typeof OrderLineInput>;
 
-const Lines = Type.Array(OrderLineRequest, {
+const Lines = Type.Array(OrderLineInput, {
   maxItems: 500,
   description: 'Product lines; on update the list replaces all lines. Each line total and the order total must be at most 999999999999.99',
 });
 
 /** POST /orders (and each item of POST /orders/batch). */
-export const CreateOrderRequest = Type.Object(
+export const OrderCreate = Type.Object(
   {
     reference: Type.Optional(Name({ description: 'Unique per account; generated (`ORD-000001`, …) when omitted' })),
     enterprise_identifier: Name({ description: 'Contact id, name, e-mail or CIF' }),
@@ -42,10 +57,10 @@ export const CreateOrderRequest = Type.Object(
   },
   closed,
 );
-export type CreateOrderRequest = Static<typeof CreateOrderRequest>;
+export type OrderCreate = Static<typeof OrderCreate>;
 
 /** PUT/PATCH /orders/{reference}: partial; omitted fields are kept, null clears a nullable one. */
-export const UpdateOrderRequest = Type.Object(
+export const OrderUpdate = Type.Object(
   {
     opportunity_id: Type.Optional(Type.Union([Id(), Type.Null()])),
     date_limit: Type.Optional(DateOnly({ description: 'YYYY-MM-DD, 0001-01-01..9999-12-31' })),
@@ -56,59 +71,22 @@ export const UpdateOrderRequest = Type.Object(
   },
   closed,
 );
-export type UpdateOrderRequest = Static<typeof UpdateOrderRequest>;
+export type OrderUpdate = Static<typeof OrderUpdate>;
 
 /** POST /orders/batch. */
-export const CreateOrdersBatchRequest = Type.Object({ data: Type.Array(CreateOrderRequest, { minItems: 1, maxItems: 100 }) }, closed);
+export const OrderBatch = Type.Object({ data: Type.Array(OrderCreate, { minItems: 1, maxItems: 100 }) }, closed);
 
-// Response schemas describe what is stored; the database holds the same bounds (migration
-// 0021_orders_input_bounds), so a stored order always passes them.
-const StoredExtraFields = Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form key/value object' });
-const Integer = Type.Integer;
-
-/** A product line as the API returns it: a snapshot of the product taken when the line was written. */
-export const OrderLine = Type.Object({
-  id: Integer({ description: 'Product id' }),
-  reference: Type.String(),
-  name: Type.String({ description: 'Product name when the line was written' }),
-  pivot: Type.Object({
-    cost: Type.Number(),
-    price: Type.Number(),
-    discount: Type.Number(),
-    quantity: Type.Number(),
-    comment: Type.Union([Type.String(), Type.Null()]),
-    description: Type.Union([Type.String(), Type.Null()]),
-    rate_sku: Type.Union([Type.String(), Type.Null()], { description: 'The rate the line was priced from' }),
-  }),
+/** GET /orders query. */
+export const OrderListQuery = listQueryWith({
+  enterprise_id: QueryId('Only orders of this contact id'),
+  state: t.Optional(t.Integer({ minimum: 0, maximum: MAX_INT, description: 'Only orders in this state (0..2147483647)' })),
+  opportunity_id: QueryId('Only orders of this opportunity'),
 });
 
-/** One entry of an order's state history. */
-export const OrderState = Type.Object({
-  id: Integer(),
-  state: Integer(),
-  amount: Type.Number({ description: 'Order total when the state was entered' }),
-  created_at: Type.String({ format: 'date-time' }),
-});
+/** `{reference}` of the order routes: any text (NUL refused by the kit); one that names no order is simply not found. */
+export const OrderParams = t.Object({ reference: t.String({ description: 'The order reference, URL-encoded' }) });
 
-/** The Order resource. */
-export const Order = Type.Object({
-  id: Integer(),
-  reference: Type.String(),
-  enterprise_id: Integer(),
-  user_id: Integer(),
-  opportunity_id: Type.Union([Integer(), Type.Null()]),
-  date_limit: Type.String({ format: 'date' }),
-  state: Integer(),
-  comments: Type.Union([Type.String(), Type.Null()]),
-  extra_fields: Type.Union([StoredExtraFields, Type.Null()]),
-  total: Type.Number({ description: 'Σ price × quantity × (1 − discount/100), rounded to 2 decimals; at most 999999999999.99' }),
-  states: Type.Array(OrderState),
-  products: Type.Array(OrderLine),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-});
-export type Order = Static<typeof Order>;
-
-export const OrderEnvelope = Type.Object({ data: Order });
-export const OrderList = Type.Object({ data: Type.Array(Order), pagination: ListPagination });
+// Response schemas: the Order resource of @crm/contracts (what is stored; the database holds the same bounds).
+export const OrderResponse = Type.Object({ data: Order });
+export const OrderListResponse = Type.Object({ data: Type.Array(Order), pagination: ListPagination });
 export const OrderBatchResponse = Type.Object({ data: Type.Array(Order) });

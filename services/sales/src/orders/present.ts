@@ -1,4 +1,4 @@
-import type { Order } from './model.ts';
+import type { Order } from '@crm/contracts';
 import type { OrderLineRow, StoredOrder } from './repo.ts';
 
 const iso = (value: Date | string) => new Date(value).toISOString();

@@ -1,7 +1,17 @@
 import { listPagination, listRequest } from '@crm/db';
-import { Deleted, jsonBody, listQuery, listQueryWith, MAX_INT, QueryId, requestContext, throwIfInvalid } from '@crm/http';
-import { Elysia, t } from 'elysia';
-import { CreateOrderRequest, CreateOrdersBatchRequest, OrderBatchResponse, OrderEnvelope, OrderList, UpdateOrderRequest } from './model.ts';
+import { Deleted, jsonBody, listQuery, requestContext, throwIfInvalid } from '@crm/http';
+import { exactlyOnce, type RequestWrite } from '@crm/idempotency';
+import { Elysia } from 'elysia';
+import {
+  OrderBatch,
+  OrderBatchResponse,
+  OrderCreate,
+  OrderListQuery,
+  OrderListResponse,
+  OrderParams,
+  OrderResponse,
+  OrderUpdate,
+} from './model.ts';
 import { presentOrder } from './present.ts';
 import { listOrders, ORDER_SORTS } from './repo.ts';
 import { batchOrders, orderRules, singleOrder } from './rules.ts';
@@ -9,14 +19,6 @@ import { createOrders, deleteOrderByReference, getOrder, type OrdersDeps, update
 
 const SORT_NAMES = Object.keys(ORDER_SORTS);
 const tags = ['Orders'];
-
-const OrderListQuery = listQueryWith({
-  enterprise_id: QueryId('Only orders of this contact id'),
-  state: t.Optional(t.Integer({ minimum: 0, maximum: MAX_INT, description: 'Only orders in this state (0..2147483647)' })),
-  opportunity_id: QueryId('Only orders of this opportunity'),
-});
-// A reference is free text (NUL refused by the kit); one that names no order is simply not found.
-const ReferenceParams = t.Object({ reference: t.String({ description: 'The order reference, URL-encoded' }) });
 
 /** What the OpenAPI document says of conditional requests on one order (contract §24). */
 const ETAG_READ =
@@ -37,34 +39,38 @@ const LIST_DESCRIPTION = [
 
 interface UpdateContext {
   params: { reference: string };
-  body: UpdateOrderRequest;
+  body: OrderUpdate;
   tenantId: string;
   requestId: string;
   ifMatch?: string;
+  write: RequestWrite;
 }
 
 /** Orders (contract §13): CRUD and batch create under /v1/orders. */
 export function ordersRoutes(deps: OrdersDeps) {
   // A body that fails its schema is refused by `jsonBody` with the rule failures of its
   // well-formed parts in the same 422; a valid one gets the same rules in the service.
-  const createBody = jsonBody(CreateOrderRequest, orderRules(deps, singleOrder, { parties: true }));
-  const batchBody = jsonBody(CreateOrdersBatchRequest, orderRules(deps, batchOrders, { parties: true }));
-  const updateBody = jsonBody(UpdateOrderRequest, orderRules(deps, singleOrder, { parties: false }));
-  const update = ({ params, body, tenantId, requestId, ifMatch }: UpdateContext) =>
-    updateOrder(deps, { tenantId, requestId }, params.reference, body, ifMatch).then((data) => ({ data }));
-  const updateHook = { params: ReferenceParams, ...updateBody, response: { 200: OrderEnvelope } };
+  const createBody = jsonBody(OrderCreate, orderRules(deps, singleOrder, { parties: true }));
+  const batchBody = jsonBody(OrderBatch, orderRules(deps, batchOrders, { parties: true }));
+  const updateBody = jsonBody(OrderUpdate, orderRules(deps, singleOrder, { parties: false }));
+  // A write reads and writes through `write.db`: the keyed write's one transaction (contract §21) or the pool.
+  const writing = (write: RequestWrite): OrdersDeps => ({ ...deps, db: write.db });
+  const update = ({ params, body, tenantId, requestId, ifMatch, write }: UpdateContext) =>
+    updateOrder(writing(write), { tenantId, requestId }, params.reference, body, ifMatch).then((data) => ({ data }));
+  const updateHook = { params: OrderParams, ...updateBody, response: { 200: OrderResponse } };
   return new Elysia({ name: 'sales-orders' })
     .use(requestContext)
+    .use(exactlyOnce(deps.db))
     .post(
       '/v1/orders',
-      async ({ body, tenantId, requestId, set }) => {
-        const [order] = await createOrders(deps, { tenantId, requestId }, [body], () => '');
+      async ({ body, tenantId, requestId, set, write }) => {
+        const [order] = await createOrders(writing(write), { tenantId, requestId }, [body], () => '');
         set.status = 201;
         return { data: order as NonNullable<typeof order> };
       },
       {
         ...createBody,
-        response: { 201: OrderEnvelope },
+        response: { 201: OrderResponse },
         detail: {
           summary: 'Create an order',
           tags,
@@ -77,8 +83,8 @@ export function ordersRoutes(deps: OrdersDeps) {
     )
     .post(
       '/v1/orders/batch',
-      async ({ body, tenantId, requestId, set }) => {
-        const data = await createOrders(deps, { tenantId, requestId }, body.data, (i) => `data[${i}].`);
+      async ({ body, tenantId, requestId, set, write }) => {
+        const data = await createOrders(writing(write), { tenantId, requestId }, body.data, (i) => `data[${i}].`);
         set.status = 201;
         return { data };
       },
@@ -100,13 +106,13 @@ export function ordersRoutes(deps: OrdersDeps) {
       },
       {
         ...listQuery(OrderListQuery, SORT_NAMES),
-        response: { 200: OrderList },
+        response: { 200: OrderListResponse },
         detail: { summary: 'List orders', tags, description: LIST_DESCRIPTION },
       },
     )
     .get('/v1/orders/:reference', async ({ params, tenantId }) => ({ data: await getOrder(deps.db, tenantId, params.reference) }), {
-      params: ReferenceParams,
-      response: { 200: OrderEnvelope },
+      params: OrderParams,
+      response: { 200: OrderResponse },
       detail: { summary: 'Get an order', tags, description: ETAG_READ },
     })
     .put('/v1/orders/:reference', update, { ...updateHook, detail: { summary: 'Update an order', tags, description: UPDATE_DESCRIPTION } })
@@ -116,10 +122,10 @@ export function ordersRoutes(deps: OrdersDeps) {
     })
     .delete(
       '/v1/orders/:reference',
-      async ({ params, tenantId, ifMatch }) => {
-        await deleteOrderByReference(deps, tenantId, params.reference, ifMatch);
+      async ({ params, tenantId, ifMatch, write }) => {
+        await deleteOrderByReference(writing(write), tenantId, params.reference, ifMatch);
         return { deleted: true };
       },
-      { params: ReferenceParams, response: { 200: Deleted }, detail: { summary: 'Delete an order', tags, description: IF_MATCH } },
+      { params: OrderParams, response: { 200: Deleted }, detail: { summary: 'Delete an order', tags, description: IF_MATCH } },
     );
 }

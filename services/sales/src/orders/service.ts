@@ -1,10 +1,11 @@
-import { isUniqueViolation } from '@crm/db';
+import type { Order } from '@crm/contracts';
+import { inTransaction, isUniqueViolation } from '@crm/db';
 import { writeEvents } from '@crm/events';
 import { AppError, assertIfMatch, type InternalClient, notFound, validationError } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 import type { CallContext } from './lines.ts';
-import type { CreateOrderRequest, Order, UpdateOrderRequest } from './model.ts';
+import type { OrderCreate, OrderUpdate } from './model.ts';
 import { presentOrder } from './present.ts';
 import { issueOrderReference, reserveGivenOrderReference } from './references.ts';
 import * as repo from './repo.ts';
@@ -22,7 +23,7 @@ interface ResolvedCreate {
   lines: repo.NewOrderLine[];
 }
 
-function resolvedCreate(ctx: CallContext, body: CreateOrderRequest, { parties, lines }: CheckedOrder): ResolvedCreate {
+function resolvedCreate(ctx: CallContext, body: OrderCreate, { parties, lines }: CheckedOrder): ResolvedCreate {
   if (!parties) throw new Error('order rules passed without resolving the parties');
   return {
     order: {
@@ -67,30 +68,27 @@ function conflictOnDuplicateReference(error: unknown): never {
 export async function createOrders(
   deps: OrdersDeps,
   ctx: CallContext,
-  bodies: CreateOrderRequest[],
+  bodies: OrderCreate[],
   prefixOf: (i: number) => string,
 ): Promise<Order[]> {
   const items = bodies.map((item, i) => ({ item, prefix: prefixOf(i) }));
   const { errors, orders: checked } = await checkOrders(deps, ctx, items, { parties: true });
   if (errors.length > 0) throw validationError(errors);
   const resolved = bodies.map((body, i) => resolvedCreate(ctx, body, checked[i] as CheckedOrder));
-  return deps.db
-    .transaction()
-    .execute(async (trx) => {
-      const ids: number[] = [];
-      for (const item of resolved) ids.push(await insertResolved(trx, ctx.tenantId, item));
-      const orders = (await repo.loadOrdersById(trx, ids)).map(presentOrder);
-      await writeEvents(
-        trx,
-        orders.map((data) => ({ tenantId: ctx.tenantId, type: 'order.created' as const, data })),
-      );
-      return orders;
-    })
-    .catch(conflictOnDuplicateReference);
+  return inTransaction(deps.db, async (trx) => {
+    const ids: number[] = [];
+    for (const item of resolved) ids.push(await insertResolved(trx, ctx.tenantId, item));
+    const orders = (await repo.loadOrdersById(trx, ids)).map(presentOrder);
+    await writeEvents(
+      trx,
+      orders.map((data) => ({ tenantId: ctx.tenantId, type: 'order.created' as const, data })),
+    );
+    return orders;
+  }).catch(conflictOnDuplicateReference);
 }
 
 /** The replacement lines of an update (undefined when `products` is absent), or one 422 naming every failing field. */
-async function validateUpdate(deps: OrdersDeps, ctx: CallContext, body: UpdateOrderRequest) {
+async function validateUpdate(deps: OrdersDeps, ctx: CallContext, body: OrderUpdate) {
   const { errors, orders } = await checkOrders(deps, ctx, singleOrder(body), { parties: false });
   if (errors.length > 0) throw validationError(errors);
   return body.products === undefined ? undefined : orders[0]?.lines;
@@ -121,12 +119,12 @@ export async function updateOrder(
   deps: OrdersDeps,
   ctx: CallContext,
   reference: string,
-  body: UpdateOrderRequest,
+  body: OrderUpdate,
   ifMatch?: string,
 ): Promise<Order> {
   if (!(await repo.findOrderRow(deps.db, ctx.tenantId, reference))) throw notFound('Order');
   const lines = await validateUpdate(deps, ctx, body);
-  return deps.db.transaction().execute(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const current = await lockOrder(trx, ctx.tenantId, reference, ifMatch);
     const { products: _lines, extra_fields, ...fields } = body;
     const changes: repo.OrderChanges = { ...fields };
@@ -153,7 +151,7 @@ export async function updateOrder(
 
 /** Deletes an order and writes `order.deleted` ({ id, reference }) in the same transaction; `ifMatch` as for updates. */
 export async function deleteOrderByReference(deps: OrdersDeps, tenantId: string, reference: string, ifMatch?: string): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const current = await lockOrder(trx, tenantId, reference, ifMatch);
     await repo.deleteOrder(trx, current.id);
     await writeEvents(trx, [{ tenantId, type: 'order.deleted', data: { id: current.id, reference: current.reference } }]);

@@ -15,7 +15,8 @@ const SORTS: Record<string, SortType> = {
   updated_at: 'timestamptz',
 };
 const SORT_NAMES = Object.keys(SORTS);
-const ByEmailQuery = t.Object({ email: t.String() }, { additionalProperties: true });
+const UserListResponse = t.Object({ data: t.Array(AccountUser), pagination: ListPagination });
+const UserByEmailQuery = t.Object({ email: t.String() }, { additionalProperties: true });
 
 /** Account users: the public list and the internal API the gateway and other services use. */
 export function usersRoutes(db: Kysely<SalesDatabase>) {
@@ -31,7 +32,7 @@ export function usersRoutes(db: Kysely<SalesDatabase>) {
       },
       {
         ...listQuery(ListQuery, SORT_NAMES),
-        response: { 200: t.Object({ data: t.Array(AccountUser), pagination: ListPagination }) },
+        response: { 200: UserListResponse },
         detail: {
           summary: "List the account's users",
           tags: ['Users'],
@@ -57,6 +58,6 @@ export function usersRoutes(db: Kysely<SalesDatabase>) {
         if (!user) throw notFound('User');
         return { data: user };
       },
-      checkedQuery(ByEmailQuery),
+      checkedQuery(UserByEmailQuery),
     );
 }
