@@ -179,7 +179,7 @@ describe('batch', () => {
     });
     expect(duplicate.status).toBe(409);
     expect(await storedOrderCount(stack, tenant.tenantId)).toBe(0);
-    expect(await orderEvents(stack, tenant.tenantId)).toEqual([]);
+    expect(await orderEvents(tenant)).toEqual([]);
     expect((await createOrder(tenant)).reference).toBe('ORD-000001');
     expect((await tenant.request('POST', '/v1/orders/batch', { body: { data: [] } })).status).toBe(422);
     const tooMany = await tenant.request('POST', '/v1/orders/batch', { body: { data: Array.from({ length: 101 }, () => orderBody()) } });
@@ -188,20 +188,20 @@ describe('batch', () => {
 });
 
 describe('events', () => {
-  test('created, updated, state_changed (with previous_state) and deleted land in the outbox', async () => {
+  test('created, updated, state_changed (with previous_state) and deleted are published, in that order', async () => {
     const { tenant } = await orderWorld(stack);
     const order = await createOrder(tenant, { state: 1, products: [{ reference: 'WIDGET' }] });
     const edited = (await tenant.request('PUT', `/v1/orders/${order.reference}`, { body: { comments: 'x' } })).body.data;
     const moved = (await tenant.request('PUT', `/v1/orders/${order.reference}`, { body: { state: 5 } })).body.data;
     expect((await tenant.request('DELETE', `/v1/orders/${order.reference}`)).body).toEqual({ deleted: true });
 
-    const events = await orderEvents(stack, tenant.tenantId);
+    const events = await orderEvents(tenant);
     expect(events.map((e) => e.type)).toEqual(['order.created', 'order.updated', 'order.updated', 'order.state_changed', 'order.deleted']);
-    expect(events[0]?.payload).toEqual(order);
-    expect(events[1]?.payload).toEqual(edited);
-    expect(events[2]?.payload).toEqual(moved);
-    expect(events[3]?.payload).toEqual({ ...moved, previous_state: 1 });
-    expect(events[4]?.payload).toEqual({ id: order.id, reference: order.reference });
+    expect(events[0]?.data).toEqual(order);
+    expect(events[1]?.data).toEqual(edited);
+    expect(events[2]?.data).toEqual(moved);
+    expect(events[3]?.data).toEqual({ ...moved, previous_state: 1 });
+    expect(events[4]?.data).toEqual({ id: order.id, reference: order.reference });
     expect((await tenant.request('GET', `/v1/orders/${order.reference}`)).status).toBe(404);
     const { rows } = await stack.sql('select count(*)::int as n from sales.order_states where order_id = $1', [order.id]);
     expect(rows[0].n).toBe(0);

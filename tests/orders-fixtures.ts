@@ -1,5 +1,6 @@
 import { expect } from 'bun:test';
 import type { Stack, TestTenant } from '@crm/testing';
+import { settledEventsOf } from './sales-feed.ts';
 
 export const OWNER = 'ann@acme.test';
 
@@ -49,13 +50,9 @@ export async function createOrder(tenant: TestTenant, overrides: Record<string, 
   return res.body.data;
 }
 
-/** The outbox events of a tenant whose type starts with `order.`, oldest first. */
-export async function orderEvents(stack: Stack, tenantId: string) {
-  const { rows } = await stack.sql<{ type: string; payload: any }>(
-    `select type, payload from sales.outbox where tenant_id = $1 and type like 'order.%' order by seq`,
-    [tenantId],
-  );
-  return rows;
+/** The tenant's `order.*` events (type and data) as the feed lists them, once every earlier write's are listed. */
+export async function orderEvents(tenant: TestTenant) {
+  return (await settledEventsOf(tenant, 'order.')).map(({ type, data }) => ({ type, data }));
 }
 
 /** The stored rows of a tenant's orders (direct database check). */

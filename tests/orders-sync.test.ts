@@ -4,6 +4,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
 import { createOrder, OWNER, orderBody, orderEvents, orderWorld } from './orders-fixtures.ts';
+import { settledEvents } from './sales-feed.ts';
 
 let stack: Stack;
 
@@ -345,9 +346,9 @@ describe('ETags and conditional requests on orders (§24)', () => {
     expect((await tenant.request('GET', '/v1/orders/E-1')).headers.get('etag')).toBe(etag1);
     expect((await tenant.request('GET', '/v1/orders/E-1', { headers: { 'if-none-match': etag0 } })).status).toBe(200);
 
-    // Stale: 412 on every write; the order (lines, states) and the outbox stay as they were.
+    // Stale: 412 on every write; the order (lines, states) and the events stay as they were.
     const before = ok(await tenant.request('GET', '/v1/orders/E-1'));
-    const eventsBefore = await orderEvents(stack, tenant.tenantId);
+    const eventsBefore = await orderEvents(tenant);
     for (const [method, body] of [
       ['PUT', { state: 3, products: [{ reference: 'GADGET' }] }],
       ['PATCH', { comments: 'lost' }],
@@ -358,7 +359,7 @@ describe('ETags and conditional requests on orders (§24)', () => {
       expect(stale.body.error.type).toBe('precondition_failed');
     }
     expect(ok(await tenant.request('GET', '/v1/orders/E-1'))).toEqual(before);
-    expect(await orderEvents(stack, tenant.tenantId)).toEqual(eventsBefore);
+    expect(await orderEvents(tenant)).toEqual(eventsBefore);
     // A missing order is 404 whatever the If-Match; an invalid body is still 422 before the precondition.
     expect((await tenant.request('PUT', '/v1/orders/NOPE', { body: { state: 1 }, headers: { 'if-match': '*' } })).status).toBe(404);
     expect((await tenant.request('PUT', '/v1/orders/E-1', { body: { state: -1 }, headers: { 'if-match': etag0 } })).status).toBe(422);
@@ -383,7 +384,7 @@ describe('ETags and conditional requests on orders (§24)', () => {
     const { tenant } = await orderWorld(stack);
     const order = await createOrder(tenant, { reference: 'RACE-1', products: [{ reference: 'WIDGET' }] });
     const etag = (await tenant.request('GET', '/v1/orders/RACE-1')).headers.get('etag') as string;
-    const eventsBefore = await orderEvents(stack, tenant.tenantId);
+    const eventsBefore = await orderEvents(tenant);
     const answers = await Promise.all(
       Array.from({ length: 4 }, (_, i) =>
         tenant.request('PUT', '/v1/orders/RACE-1', { body: { state: 10 + i, comments: `writer ${i}` }, headers: { 'if-match': etag } }),
@@ -395,9 +396,9 @@ describe('ETags and conditional requests on orders (§24)', () => {
     const now = ok(await tenant.request('GET', '/v1/orders/RACE-1')).data;
     expect(now).toEqual(winner.body.data);
     expect(now.states).toHaveLength(order.states.length + 1);
-    const added = (await orderEvents(stack, tenant.tenantId)).slice(eventsBefore.length);
+    const added = (await orderEvents(tenant)).slice(eventsBefore.length);
     expect(added.map((e) => e.type)).toEqual(['order.updated', 'order.state_changed']);
-    expect(added.map((e) => e.payload)).toEqual([now, { ...now, previous_state: 1 }]);
+    expect(added.map((e) => e.data)).toEqual([now, { ...now, previous_state: 1 }]);
   });
 
   test('a 412 does not burn its Idempotency-Key: the same key with a fresh ETag → 200, then replayed', async () => {
@@ -444,9 +445,8 @@ describe('ETags and conditional requests on opportunities (§24)', () => {
     expect((await tenant.request('GET', path)).headers.get('etag')).toBe(etag1);
 
     const before = ok(await tenant.request('GET', path));
-    const outbox = async () =>
-      (await stack.sql('select type from sales.outbox where tenant_id = $1 order by seq', [tenant.tenantId])).rows.map((r: any) => r.type);
-    const eventsBefore = await outbox();
+    const published = async () => (await settledEvents(tenant)).map((e) => e.id);
+    const eventsBefore = await published();
     for (const [method, body] of [
       ['PUT', { amount: 99 }],
       ['PATCH', { status: 'lost' }],
@@ -457,7 +457,7 @@ describe('ETags and conditional requests on opportunities (§24)', () => {
       expect(stale.body.error.type).toBe('precondition_failed');
     }
     expect(ok(await tenant.request('GET', path))).toEqual(before);
-    expect(await outbox()).toEqual(eventsBefore);
+    expect(await published()).toEqual(eventsBefore);
     expect((await tenant.request('DELETE', '/v1/opportunities/2147483647', { headers: { 'if-match': '*' } })).status).toBe(404);
 
     const star = await tenant.request('PATCH', path, { body: { status: 'won' }, headers: { 'if-match': '*' } });
@@ -480,9 +480,6 @@ describe('ETags and conditional requests on opportunities (§24)', () => {
     expect(answers.map((a) => a.status).sort()).toEqual([200, 412, 412, 412]);
     const winner = answers.find((a) => a.status === 200) as Answer;
     expect(ok(await tenant.request('GET', `/v1/opportunities/${id}`)).data).toEqual(winner.body.data);
-    const { rows } = await stack.sql("select count(*)::int as n from sales.outbox where tenant_id = $1 and type = 'opportunity.updated'", [
-      tenant.tenantId,
-    ]);
-    expect(rows[0].n).toBe(1);
+    expect((await settledEvents(tenant)).filter((e) => e.type === 'opportunity.updated')).toHaveLength(1);
   });
 });

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { settledEvents } from './sales-feed.ts';
 
 let stack: Stack;
 let tenant: TestTenant;
@@ -37,9 +38,9 @@ const FULL = {
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-async function outbox(tenantId: string) {
-  const { rows } = await stack.sql('select type, payload from sales.outbox where tenant_id = $1 order by seq', [tenantId]);
-  return rows as { type: string; payload: any }[];
+/** The tenant's events as the feed lists them (type and data), once every earlier write's are listed. */
+async function events(t: TestTenant) {
+  return (await settledEvents(t)).map(({ type, data }) => ({ type, data }));
 }
 
 async function create(t: TestTenant, body: Record<string, unknown>) {
@@ -218,7 +219,7 @@ describe('validation', () => {
     );
     for (const field of fields) expect(res.body.error.message).toContain(field);
     expect((await t.request('GET', '/v1/contacts')).body.pagination.total).toBe(0);
-    expect(await outbox(t.tenantId)).toEqual([]);
+    expect(await events(t)).toEqual([]);
   });
 
   test('rule failures alone (unknown type, unknown user) are reported together', async () => {
@@ -257,10 +258,10 @@ describe('batch', () => {
     expect(res.status).toBe(201);
     expect(res.body.data.map((c: any) => c.name)).toEqual(data.map((d) => d.name));
     expect(res.body.data[99].users).toEqual([{ id: t.users[0]?.id, name: 'Ann Lee', email: 'ann@acme.test' }]);
-    const events = await outbox(t.tenantId);
-    expect(events).toHaveLength(100);
-    expect(events.every((e) => e.type === 'contact.created')).toBe(true);
-    expect(events.map((e) => e.payload)).toEqual(res.body.data);
+    const written = await events(t);
+    expect(written).toHaveLength(100);
+    expect(written.every((e) => e.type === 'contact.created')).toBe(true);
+    expect(written.map((e) => e.data)).toEqual(res.body.data);
   });
 
   test('one invalid item fails the whole batch with data[i].field details', async () => {
@@ -283,7 +284,7 @@ describe('batch', () => {
       'data[3].email',
     ]);
     expect((await t.request('GET', '/v1/contacts')).body.pagination.total).toBe(0);
-    expect(await outbox(t.tenantId)).toEqual([]);
+    expect(await events(t)).toEqual([]);
   });
 
   test('0 or 101 items → 422 on data', async () => {
@@ -303,10 +304,10 @@ describe('events', () => {
     const created = (await t.request('POST', '/v1/contacts', { body: { ...FULL, users: ['ann@acme.test'] } })).body.data;
     const updated = (await t.request('PUT', `/v1/contacts/${created.id}`, { body: { comments: 'changed' } })).body.data;
     await t.request('DELETE', `/v1/contacts/${created.id}`);
-    expect(await outbox(t.tenantId)).toEqual([
-      { type: 'contact.created', payload: created },
-      { type: 'contact.updated', payload: updated },
-      { type: 'contact.deleted', payload: { id: created.id } },
+    expect(await events(t)).toEqual([
+      { type: 'contact.created', data: created },
+      { type: 'contact.updated', data: updated },
+      { type: 'contact.deleted', data: { id: created.id } },
     ]);
   });
 
@@ -314,6 +315,6 @@ describe('events', () => {
     const t = await stack.createTenant();
     await t.request('PUT', '/v1/contacts/12345678', { body: { comments: 'x' } });
     await t.request('POST', '/v1/contacts', { body: { name: 'x' } });
-    expect(await outbox(t.tenantId)).toEqual([]);
+    expect(await events(t)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { settledEvents } from './sales-feed.ts';
 
 let stack: Stack;
 let tenant: TestTenant;
@@ -16,9 +17,9 @@ beforeAll(async () => {
   globex = (await tenant.request('POST', '/v1/contacts', { body: { name: 'Globex', type: 'lead' } })).body.data;
 }, 60_000);
 
-async function outbox(tenantId: string) {
-  const { rows } = await stack.sql('select type, payload from sales.outbox where tenant_id = $1 order by seq', [tenantId]);
-  return rows as { type: string; payload: any }[];
+/** The tenant's events as the feed lists them (type and data), once every earlier write's are listed. */
+async function events(t: TestTenant) {
+  return (await settledEvents(t)).map(({ type, data }) => ({ type, data }));
 }
 
 async function create(body: Record<string, unknown>, t: TestTenant = tenant) {
@@ -108,7 +109,7 @@ describe('validation', () => {
     );
     for (const field of fields) expect(res.body.error.message).toContain(field);
     expect((await t.request('GET', '/v1/opportunities')).body.pagination.total).toBe(0);
-    expect(await outbox(t.tenantId)).toEqual([]);
+    expect(await events(t)).toEqual([]);
   });
 
   test('missing required fields and a string amount', async () => {
@@ -209,15 +210,15 @@ describe('list', () => {
     });
     expect(bad.status).toBe(422);
     expect(bad.body.error.details.map((d: any) => d.field).sort()).toEqual(['data[1].amount', 'data[1].enterprise_identifier']);
-    expect((await outbox(t.tenantId)).map((e) => e.type)).toEqual(['contact.created']);
+    expect((await events(t)).map((e) => e.type)).toEqual(['contact.created']);
     expect((await t.request('GET', '/v1/opportunities')).body.pagination.total).toBe(0);
     const good = await t.request('POST', '/v1/opportunities/batch', {
       body: { data: Array.from({ length: 5 }, (_, i) => ({ name: `O${i}`, enterprise_identifier: 'Only' })) },
     });
     expect(good.status).toBe(201);
-    const events = (await outbox(t.tenantId)).filter((e) => e.type === 'opportunity.created');
-    expect(events).toHaveLength(5);
-    expect(events.map((e) => e.payload)).toEqual(good.body.data);
+    const created = (await events(t)).filter((e) => e.type === 'opportunity.created');
+    expect(created).toHaveLength(5);
+    expect(created.map((e) => e.data)).toEqual(good.body.data);
   });
 });
 
@@ -228,11 +229,10 @@ describe('events', () => {
     const created = await create({ name: 'E', enterprise_identifier: 'Evented', amount: 10 }, t);
     const updated = (await t.request('PUT', `/v1/opportunities/${created.id}`, { body: { amount: 20.005 } })).body.data;
     await t.request('DELETE', `/v1/opportunities/${created.id}`);
-    const events = (await outbox(t.tenantId)).filter((e) => e.type.startsWith('opportunity.'));
-    expect(events).toEqual([
-      { type: 'opportunity.created', payload: created },
-      { type: 'opportunity.updated', payload: updated },
-      { type: 'opportunity.deleted', payload: { id: created.id } },
+    expect((await events(t)).filter((e) => e.type.startsWith('opportunity.'))).toEqual([
+      { type: 'opportunity.created', data: created },
+      { type: 'opportunity.updated', data: updated },
+      { type: 'opportunity.deleted', data: { id: created.id } },
     ]);
   });
 });
