@@ -217,6 +217,14 @@ test('iterate walks 40 contacts 15 at a time: page mode first, then cursors; 40 
   expect(walked.map((c) => c.id)).toEqual((batch.data ?? []).map((c) => c.id));
   expect(new Set(walked.map((c) => c.id)).size).toBe(40);
   expect(urls.map((u) => new URL(u).searchParams.has('cursor'))).toEqual([false, true, true]);
+
+  // One page at a time: `links` is the Link header (page URLs in page mode, the next cursor in cursor mode).
+  const page = await client.contacts.list({ per_page: 15 });
+  expect(Object.keys(page.links).sort()).toEqual(['first', 'last', 'next']);
+  expect(new URL(page.links.next as string, stack.gatewayUrl).searchParams.get('page')).toBe('2');
+  const next = await client.contacts.list({ per_page: 15, cursor: page.body.pagination.next_cursor as string });
+  expect(next.body.pagination).toMatchObject({ total: null, has_more: true });
+  expect(new URL(next.links.next as string, stack.gatewayUrl).searchParams.get('cursor')).toBe(next.body.pagination.next_cursor);
 });
 
 test('upload and download: the bytes come back equal, with type and file name', async () => {

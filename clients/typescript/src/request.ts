@@ -18,6 +18,8 @@ export interface ApiResponse<B> {
   idempotencyKey: string | null;
   /** Attempts it took (1 = no retry). */
   attempts: number;
+  /** The `Link` header by relation (`next`, `prev`, `first`, `last`: paths relative to the host, contract §22). */
+  links: Record<string, string>;
   headers: Headers;
 }
 
@@ -75,6 +77,17 @@ export async function readAnswer<B>(delivered: Delivered): Promise<ApiResponse<B
     replayed: response.headers.get('idempotent-replayed') === 'true',
     idempotencyKey: delivered.idempotencyKey,
     attempts: delivered.attempts,
+    links: linksOf(response.headers.get('link')),
     headers: response.headers,
   };
+}
+
+/** An RFC 8288 `Link` header as `{ rel: target }` (`<…/v1/contacts?cursor=x>; rel="next"` → `{ next: '…' }`). */
+export function linksOf(header: string | null): Record<string, string> {
+  const links: Record<string, string> = {};
+  for (const match of (header ?? '').matchAll(/<([^>]*)>((?:\s*;\s*[^;,]+)*)/g)) {
+    const rel = /;\s*rel\s*=\s*"?([^";,]+)"?/i.exec(match[2] ?? '')?.[1];
+    for (const name of rel?.trim().split(/\s+/) ?? []) links[name] ??= match[1] as string;
+  }
+  return links;
 }
