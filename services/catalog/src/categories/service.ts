@@ -17,7 +17,7 @@ import {
   updateCategory,
 } from './repo.ts';
 import { parentErrors } from './rules.ts';
-import { assembleTrees } from './tree.ts';
+import { presentProductCategoryTrees } from './tree.ts';
 
 type Db = Kysely<CatalogDatabase>;
 
@@ -46,7 +46,7 @@ async function inTreeTransaction<T>(db: Db, tenantId: string, work: (trx: Db) =>
 
 /** A category with its whole subtree (one query at any depth); 404 when the tenant has none with this id. */
 export async function getCategoryTree(db: Db, tenantId: string, id: number): Promise<ProductCategoryTree> {
-  const [tree] = assembleTrees(await findSubtrees(db, tenantId, [id]), [id]);
+  const [tree] = presentProductCategoryTrees(await findSubtrees(db, tenantId, [id]), [id]);
   if (!tree) throw notFound('Product category');
   return tree;
 }
@@ -58,7 +58,7 @@ export async function listCategoryTrees(
   request: ListRequest,
 ): Promise<{ page: PageOfIds; trees: ProductCategoryTree[] }> {
   const page = await listRootIds(db, tenantId, request);
-  return { page, trees: assembleTrees(await findSubtrees(db, tenantId, page.ids), page.ids) };
+  return { page, trees: presentProductCategoryTrees(await findSubtrees(db, tenantId, page.ids), page.ids) };
 }
 
 /**

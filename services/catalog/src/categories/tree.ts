@@ -19,7 +19,7 @@ export function presentProductCategory(row: CategoryRow): ProductCategory {
  * Assembles flat rows (the roots and all their descendants) into trees, in memory, in
  * O(rows); returns the trees of `rootIds` in that order (ids without a row are skipped).
  */
-export function assembleTrees(rows: CategoryRow[], rootIds: number[]): ProductCategoryTree[] {
+export function presentProductCategoryTrees(rows: CategoryRow[], rootIds: number[]): ProductCategoryTree[] {
   const nodes = new Map<number, ProductCategoryTree>();
   for (const row of rows) nodes.set(row.id, { ...presentProductCategory(row), children: [] });
   for (const row of rows) {
