@@ -1,3 +1,4 @@
+export * from './event-catalog.ts';
 export * from './events.ts';
 export * from './internal.ts';
 export * from './resources/index.ts';
