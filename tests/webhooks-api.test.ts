@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { eventTypes } from '@crm/contracts';
+import { type EventType, eventDescriptions, eventPayloadErrors, eventPayloads, eventTypes } from '@crm/contracts';
 import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
 import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 
@@ -27,11 +27,20 @@ async function createWebhook(t: TestTenant, body: Record<string, unknown>) {
 const WEBHOOK_FIELDS = ['created_at', 'description', 'disabled_reason', 'enabled', 'events', 'id', 'updated_at', 'url'];
 
 describe('endpoint management', () => {
-  test('GET /webhooks/event-types lists every event type of the platform', async () => {
+  test('GET /webhooks/event-types lists every event type of the platform with its description and payload schema', async () => {
     const res = await tenant.request('GET', '/v1/webhooks/event-types');
     expect(res.status).toBe(200);
-    expect(res.body.data.map((e: { type: string }) => e.type)).toEqual([...eventTypes]);
-    for (const entry of res.body.data) expect(entry.description).toEqual(expect.any(String));
+    expect(res.body.data.map((e: { type: EventType }) => e.type)).toEqual([...eventTypes]);
+    for (const entry of res.body.data as { type: EventType; description: string; payload: unknown }[]) {
+      expect(Object.keys(entry)).toEqual(['type', 'description', 'payload']);
+      expect(entry.description).toBe(eventDescriptions[entry.type]);
+      // The schema the services' events are checked against, as JSON Schema.
+      expect(entry.payload).toEqual(JSON.parse(JSON.stringify(eventPayloads[entry.type])));
+    }
+    const byType = Object.fromEntries(res.body.data.map((e: { type: string; payload: any }) => [e.type, e.payload]));
+    expect(byType['contact.deleted']).toMatchObject({ type: 'object', required: ['id'], properties: { id: { type: 'integer' } } });
+    expect(byType['webhook.test'].required).toEqual(['webhook_id', 'message']);
+    expect(byType['order.state_changed'].required).toContain('previous_state');
   }, 30_000);
 
   test('POST creates an endpoint and shows its whsec_ secret once; GET /secret shows it again', async () => {
@@ -150,6 +159,7 @@ describe('delivery', () => {
     expect(got!.verifiedWith).toEqual([hook.secret]);
     expect(Object.keys(got!.body)).toEqual(['id', 'type', 'timestamp', 'data']);
     expect(got!.body).toMatchObject({ id: eventId, type: 'webhook.test', data: { webhook_id: hook.id } });
+    expect(eventPayloadErrors('webhook.test', got!.body.data)).toEqual([]);
     expect(new Date(got!.body.timestamp).toISOString()).toBe(got!.body.timestamp);
 
     const log = await waitForLog(hook.id, (rows) => rows.some((d) => d.status === 'delivered'));

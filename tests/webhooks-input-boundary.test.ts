@@ -506,6 +506,19 @@ describe('nothing from outside the API can poison the consumer or the worker', (
       msgID: crypto.randomUUID(),
     });
   const webhooksLog = () => readFileSync(join(stack.logDir, 'webhooks.log'), 'utf8');
+  /** The service's `event terminated` log lines naming `marker`, once there are `count` (or 15 s passed). */
+  async function terminatedLines(marker: string, count: number): Promise<string[]> {
+    const deadline = Date.now() + 15_000;
+    let lines: string[] = [];
+    while (Date.now() < deadline) {
+      lines = webhooksLog()
+        .split('\n')
+        .filter((line) => line.includes(marker) && line.includes('event terminated'));
+      if (lines.length >= count) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    return lines;
+  }
 
   test('an event whose payload holds U+0000 or an unpaired surrogate is stored and delivered with U+FFFD, signed', async () => {
     const t = await stack.createTenant();
@@ -516,15 +529,20 @@ describe('nothing from outside the API can poison the consumer or the worker', (
       type: 'contact.created',
       tenant_id: t.tenantId,
       occurred_at: new Date().toISOString(),
-      data: { id: 1, name: 'A\u0000B', 'key\u0000': ['x\u0000', 'lone \ud800 high', 'lone \udc00 low', 'pair \ud83d\ude00 ok'], n: 3 },
+      data: contactData({
+        name: 'A\u0000B',
+        comments: 'lone \ud800 high',
+        extra_fields: { 'key\u0000': ['x\u0000', 'lone \ud800 high', 'lone \udc00 low', 'pair \ud83d\ude00 ok'], n: 3 },
+      }),
     });
     const got = (await receiver.waitFor((all) => all.some((r) => r.body.id === id))).find((r) => r.body.id === id)!;
-    expect(got.body.data).toEqual({
-      id: 1,
-      name: 'A\uFFFDB',
-      'key\uFFFD': ['x\uFFFD', 'lone \uFFFD high', 'lone \uFFFD low', 'pair \ud83d\ude00 ok'],
-      n: 3,
-    });
+    expect(got.body.data).toEqual(
+      contactData({
+        name: 'A\uFFFDB',
+        comments: 'lone \uFFFD high',
+        extra_fields: { 'key\uFFFD': ['x\uFFFD', 'lone \uFFFD high', 'lone \uFFFD low', 'pair \ud83d\ude00 ok'], n: 3 },
+      }),
+    );
     expect(got.verifiedWith).toEqual([target.secret]);
     const log = await waitForLog(t, target.id, (rows) => rows.some((d) => d.status === 'delivered'));
     expect(log[0]).toMatchObject({ event_id: id, status: 'delivered', attempt: 1 });
@@ -546,19 +564,10 @@ describe('nothing from outside the API can poison the consumer or the worker', (
     ];
     for (const envelope of poison) await publish(envelope);
     const good = newEventId();
-    await publish({ id: good, type: 'contact.created', tenant_id: t.tenantId, occurred_at: now, data: { ok: true } });
+    await publish({ id: good, type: 'contact.created', tenant_id: t.tenantId, occurred_at: now, data: contactData() });
     await receiver.waitFor((all) => all.some((r) => r.body.id === good));
 
-    const deadline = Date.now() + 15_000;
-    let terminated: string[] = [];
-    while (Date.now() < deadline) {
-      terminated = webhooksLog()
-        .split('\n')
-        .filter((line) => line.includes(marker) && line.includes('event terminated'));
-      if (terminated.length >= poison.length) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(terminated).toHaveLength(poison.length);
+    expect(await terminatedLines(marker, poison.length)).toHaveLength(poison.length);
     // Each exactly once, never retried.
     expect(
       webhooksLog()
@@ -568,6 +577,51 @@ describe('nothing from outside the API can poison the consumer or the worker', (
     expect(await stored(t)).toMatchObject({ endpoints: 1, events: 1, tasks: 1 });
     const log = await waitForLog(t, target.id, (rows) => rows.some((d) => d.status === 'delivered'));
     expect(log.map((d) => d.event_id)).toEqual([good]);
+  });
+
+  test("a payload that does not match its event type's schema (or an unknown type) is terminated once, with a log line, never stored or delivered", async () => {
+    const t = await stack.createTenant();
+    const everything = await createWebhook(t, { url: `${receiver.url}/nonconforming` });
+    const marker = crypto.randomUUID().replaceAll('-', '');
+    const now = new Date().toISOString();
+    const envelope = (name: string, type: string, data: unknown) => ({
+      id: `evt_${name}_${marker}`,
+      type,
+      tenant_id: t.tenantId,
+      occurred_at: now,
+      data,
+    });
+    const nonConforming = [
+      envelope('shape', 'contact.created', { ok: true }),
+      envelope('null', 'contact.updated', null),
+      envelope('wrong_type', 'contact.created', contactData({ id: 'one' })),
+      envelope('no_created_at', 'contact.created', contactData({ created_at: undefined })),
+      envelope('deleted_id', 'contact.deleted', { id: '7' }),
+      envelope('test_shape', 'webhook.test', { webhook_id: everything.id }),
+      envelope('unknown_type', 'contact.exploded', contactData()),
+    ];
+    for (const e of nonConforming) await publish(e);
+    const good = envelope('good', 'contact.deleted', { id: 7 });
+    await publish(good);
+    await receiver.waitFor((all) => all.some((r) => r.body.id === good.id));
+
+    const lines = await terminatedLines(marker, nonConforming.length);
+    expect(lines).toHaveLength(nonConforming.length);
+    for (const e of nonConforming) expect(lines.filter((line) => line.includes(e.id))).toHaveLength(1);
+    expect(lines.find((line) => line.includes('evt_wrong_type_'))).toContain('does not match the contact.created schema: /id: must be an integer');
+    expect(lines.find((line) => line.includes('evt_unknown_type_'))).toContain('contact.exploded is not a published event type');
+    expect(
+      webhooksLog()
+        .split('\n')
+        .filter((line) => line.includes(marker) && line.includes('retried')),
+    ).toEqual([]);
+    // What a consumer of this service sees: only the conforming event, delivered and in the feed.
+    expect(receiver.received.filter((r) => String(r.body.id).includes(marker)).map((r) => r.body.id)).toEqual([good.id]);
+    let listed: string[] = [];
+    for (const until = Date.now() + 5000; Date.now() < until && listed.length === 0; await new Promise((r) => setTimeout(r, 100)))
+      listed = (await t.request('GET', '/v1/events')).body.data.map((e: { id: string }) => e.id);
+    expect(listed).toEqual([good.id]);
+    for (const e of nonConforming) expect((await t.request('GET', `/v1/events/${e.id}`)).status).toBe(404);
   });
 
   test("a receiver's answer holding NUL bytes is logged with U+FFFD (the attempt is recorded, not repeated)", async () => {
@@ -585,6 +639,28 @@ describe('nothing from outside the API can poison the consumer or the worker', (
     }
   });
 });
+
+/** A contact.created / contact.updated payload that matches the contract's Contact schema. */
+function contactData(overrides: Record<string, unknown> = {}) {
+  return {
+    id: 1,
+    name: 'Acme',
+    type: 'client',
+    email: null,
+    is_person: null,
+    cif: null,
+    phone: null,
+    web: null,
+    iban: null,
+    comments: null,
+    users: [],
+    location: null,
+    extra_fields: null,
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+    ...overrides,
+  };
+}
 
 async function waitForLog(t: TestTenant, webhookId: number, predicate: (rows: any[]) => boolean, timeoutMs = 15_000): Promise<any[]> {
   const deadline = Date.now() + timeoutMs;

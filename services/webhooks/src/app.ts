@@ -1,10 +1,11 @@
 import { createServiceKit, type Logger, type ReadinessCheck } from '@crm/http';
+import { exactlyOnce } from '@crm/idempotency';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { WebhooksDatabase } from './db/database.ts';
-import { deliveryRoutes } from './deliveries/routes.ts';
-import { endpointRoutes } from './endpoints/routes.ts';
-import { feedRoutes } from './feed/routes.ts';
+import { deliveriesRoutes } from './deliveries/routes.ts';
+import { webhooksRoutes } from './endpoints/routes.ts';
+import { eventsRoutes } from './feed/routes.ts';
 import type { Watermark } from './feed/watermark.ts';
 import type { TargetPolicy } from './ssrf/target-guard.ts';
 
@@ -23,14 +24,18 @@ export interface WebhooksDeps {
   retentionDays: number;
 }
 
-/** The webhooks HTTP app: endpoint management and the delivery log under /v1/webhooks, the events feed under /v1/events. */
+/**
+ * The webhooks HTTP app: endpoint management and the delivery log under /v1/webhooks, the events
+ * feed under /v1/events. Every write is exactly-once under an Idempotency-Key (contract §21).
+ */
 export function createApp(deps: WebhooksDeps) {
   const kit = createServiceKit({ service: 'webhooks', logger: deps.logger, internalToken: deps.internalToken, readiness: deps.readiness });
-  const serviceDeps = { db: deps.db, targetPolicy: deps.targetPolicy, onQueued: deps.onQueued ?? (() => {}) };
+  const routesDeps = { db: deps.db, targetPolicy: deps.targetPolicy, onQueued: deps.onQueued ?? (() => {}) };
   const app = new Elysia({ normalize: false })
     .use(kit.plugin)
-    .use(endpointRoutes(serviceDeps))
-    .use(deliveryRoutes(serviceDeps))
-    .use(feedRoutes({ db: deps.db, watermark: deps.watermark, retentionDays: deps.retentionDays }));
+    .use(exactlyOnce(deps.db))
+    .use(webhooksRoutes(routesDeps))
+    .use(deliveriesRoutes(routesDeps))
+    .use(eventsRoutes({ db: deps.db, watermark: deps.watermark, retentionDays: deps.retentionDays }));
   return { app, fetch: kit.handler(app) };
 }

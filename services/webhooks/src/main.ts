@@ -1,4 +1,5 @@
 import { loadOrExit, runService } from '@crm/boot';
+import { startIdempotencyPurge } from '@crm/idempotency';
 import { createApp } from './app.ts';
 import { loadWebhooksConfig, retryScheduleMs } from './config.ts';
 import type { WebhooksDatabase } from './db/database.ts';
@@ -68,6 +69,7 @@ await runService<WebhooksDatabase>({
       watermark,
       retentionDays: config.EVENTS_RETENTION_DAYS,
     });
-    return { fetch, background: [ingest, worker, purge] };
+    const recordPurge = startIdempotencyPurge(db, (error) => logger.error('idempotency record purge failed', { error: String(error) }));
+    return { fetch, background: [ingest, worker, purge, recordPurge] };
   },
 });

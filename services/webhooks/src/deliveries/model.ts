@@ -1,4 +1,4 @@
-import { listQueryWith, PathId } from '@crm/http';
+import { IdParams, ListPagination, listQueryWith, PathId } from '@crm/http';
 import { t } from 'elysia';
 import type { Selectable } from 'kysely';
 import type { DeliveryAttemptsTable } from '../db/database.ts';
@@ -32,8 +32,14 @@ export const DeliveryListQuery = listQueryWith({
 /** `/webhooks/{id}/deliveries/{delivery_id}`: both numeric ids; outside 1..2147483647 → 404. */
 export const DeliveryParams = t.Object({ id: PathId('Webhook id'), delivery_id: PathId('Delivery (attempt) id') });
 
+export const DeliveryResponse = t.Object({ data: Delivery });
+export const DeliveryListResponse = t.Object({ data: t.Array(Delivery), pagination: ListPagination });
+
+/** `/webhooks/{id}/deliveries`: the webhook's id; outside 1..2147483647 → 404. */
+export const WebhookDeliveriesParams = IdParams;
+
 /** The API view of an attempt row. */
-export function toDelivery(row: Selectable<DeliveryAttemptsTable>): Delivery {
+export function presentDelivery(row: Selectable<DeliveryAttemptsTable>): Delivery {
   return {
     id: row.id,
     event_id: row.event_id,

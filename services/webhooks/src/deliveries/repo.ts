@@ -1,4 +1,4 @@
-import { inIdOrder, type ListRequest, type PageOfIds, readPageIds } from '@crm/db';
+import { inIdOrder, inTransaction, type ListRequest, type PageOfIds, readPageIds } from '@crm/db';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DeliveryAttemptsTable, DeliveryStatus, WebhooksDatabase } from '../db/database.ts';
 
@@ -50,7 +50,7 @@ export function findAttempt(db: Db, tenantId: string, endpointId: number, attemp
  * Undefined when the task is gone (its event purged or its endpoint deleted since it was read).
  */
 export function queueManualAttempt(db: Db, taskId: number) {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const task = await trx.selectFrom('delivery_tasks').selectAll().where('id', '=', taskId).forUpdate().executeTakeFirst();
     // Gone meanwhile: its event was purged (retention) or its endpoint deleted.
     if (!task) return undefined;

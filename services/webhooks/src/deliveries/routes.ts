@@ -1,24 +1,35 @@
 import { listPagination, listRequest } from '@crm/db';
-import { IdParams, ListPagination, listQuery, notFound, requestContext, throwIfInvalid } from '@crm/http';
-import { Elysia, t } from 'elysia';
-import { assertEnabled, type EndpointServiceDeps, getWebhook } from '../endpoints/service.ts';
+import { listQuery, requestContext, throwIfInvalid } from '@crm/http';
+import { exactlyOnce } from '@crm/idempotency';
+import { Elysia } from 'elysia';
+import type { WebhooksRoutesDeps } from '../endpoints/routes.ts';
+import { getWebhook } from '../endpoints/service.ts';
 import { LIST_DESCRIPTION } from '../openapi-text.ts';
-import { Delivery, DeliveryListQuery, DeliveryParams, toDelivery } from './model.ts';
-import { findAttempt, listAttempts, queueManualAttempt } from './repo.ts';
+import {
+  DeliveryListQuery,
+  DeliveryListResponse,
+  DeliveryParams,
+  DeliveryResponse,
+  presentDelivery,
+  WebhookDeliveriesParams,
+} from './model.ts';
+import { listAttempts } from './repo.ts';
+import { retryDelivery } from './service.ts';
 
 /** Sortable fields and their column types (keyset cursors cast their keys back with these). */
 const SORT_TYPES = { id: 'integer', created_at: 'timestamptz' } as const;
 const SORTABLE = Object.keys(SORT_TYPES);
 const tags = ['Webhooks'];
 
-/** An endpoint's delivery log and manual retries. */
-export function deliveryRoutes(deps: EndpointServiceDeps) {
+/** An endpoint's delivery log and manual retries (the retry is exactly-once under an Idempotency-Key, contract §21). */
+export function deliveriesRoutes(deps: WebhooksRoutesDeps) {
   return new Elysia({ name: 'webhooks-deliveries' })
     .use(requestContext)
+    .use(exactlyOnce(deps.db))
     .get(
       '/v1/webhooks/:id/deliveries',
       async ({ params, query, tenantId }) => {
-        const endpoint = await getWebhook(deps, tenantId, params.id);
+        const endpoint = await getWebhook(deps.db, tenantId, params.id);
         // A cursor is bound to the sort, the filters and the endpoint it was made for.
         const filters = { endpoint: endpoint.id, event_id: query.event_id, status: query.status };
         const { request, errors } = listRequest(query, SORT_TYPES, filters);
@@ -30,12 +41,12 @@ export function deliveryRoutes(deps: EndpointServiceDeps) {
           { eventId: query.event_id, status: query.status },
           request,
         );
-        return { data: rows.map(toDelivery), pagination: listPagination(page, request) };
+        return { data: rows.map(presentDelivery), pagination: listPagination(page, request) };
       },
       {
-        params: IdParams,
+        params: WebhookDeliveriesParams,
         ...listQuery(DeliveryListQuery, SORTABLE),
-        response: { 200: t.Object({ data: t.Array(Delivery), pagination: ListPagination }) },
+        response: { 200: DeliveryListResponse },
         detail: {
           summary: "List a webhook's delivery attempts",
           tags,
@@ -45,20 +56,16 @@ export function deliveryRoutes(deps: EndpointServiceDeps) {
     )
     .post(
       '/v1/webhooks/:id/deliveries/:delivery_id/retry',
-      async ({ params, tenantId, set }) => {
-        const endpoint = await getWebhook(deps, tenantId, params.id);
-        const attempt = await findAttempt(deps.db, tenantId, endpoint.id, params.delivery_id);
-        if (!attempt) throw notFound('Delivery');
-        assertEnabled(endpoint);
-        const queued = await queueManualAttempt(deps.db, attempt.task_id);
-        if (!queued) throw notFound('Delivery');
-        deps.onQueued();
+      async ({ params, tenantId, set, write }) => {
+        const queued = await retryDelivery(write.db, tenantId, params.id, params.delivery_id);
         set.status = 202;
-        return { data: toDelivery(queued) };
+        return { data: presentDelivery(queued) };
       },
       {
         params: DeliveryParams,
-        response: { 202: t.Object({ data: Delivery }) },
+        response: { 202: DeliveryResponse },
+        // After the answer, so a keyed write has committed: the worker would not see the attempt before.
+        afterResponse: () => deps.onQueued(),
         detail: {
           summary: 'Retry a delivery now',
           tags,

@@ -1,3 +1,4 @@
+import { IdParams, ListPagination, ListQuery } from '@crm/http';
 import { type Static, Type } from '@sinclair/typebox';
 import { t } from 'elysia';
 import type { Selectable } from 'kysely';
@@ -24,7 +25,7 @@ const description = Type.Union([Type.String({ maxLength: MAX_DESCRIPTION }), Typ
   description: 'At most 255 characters; null clears it',
 });
 
-export const CreateWebhook = Type.Object(
+export const WebhookCreate = Type.Object(
   {
     url,
     events: Type.Optional(events),
@@ -33,9 +34,9 @@ export const CreateWebhook = Type.Object(
   },
   { additionalProperties: false },
 );
-export type CreateWebhook = Static<typeof CreateWebhook>;
+export type WebhookCreate = Static<typeof WebhookCreate>;
 
-export const UpdateWebhook = Type.Object(
+export const WebhookUpdate = Type.Object(
   {
     url: Type.Optional(url),
     events: Type.Optional(events),
@@ -44,8 +45,14 @@ export const UpdateWebhook = Type.Object(
   },
   { additionalProperties: false },
 );
-export type UpdateWebhook = Static<typeof UpdateWebhook>;
+export type WebhookUpdate = Static<typeof WebhookUpdate>;
 
+/** `{id}` of a webhook path: 1..2147483647, anything else is a 404. */
+export const WebhookParams = IdParams;
+export const WebhookListQuery = ListQuery;
+
+// A webhook endpoint is this service's own resource (no other module or event carries it), so its
+// schema lives here rather than in @crm/contracts.
 export const Webhook = t.Object({
   id: t.Integer(),
   url: t.String(),
@@ -62,18 +69,36 @@ export const WebhookWithSecret = t.Object({
   ...Webhook.properties,
   secret: t.String({ description: '`whsec_` + base64 of 32 random bytes; the HMAC key is the base64-decoded part' }),
 });
+export type WebhookWithSecret = typeof WebhookWithSecret.static;
 
-export const Secret = t.Object({ secret: t.String() });
+export const WebhookSecret = t.Object({ secret: t.String() });
 
-export const EventTypeInfo = t.Object({ type: t.String(), description: t.String() });
+export const WebhookResponse = t.Object({ data: Webhook });
+export const WebhookWithSecretResponse = t.Object({ data: WebhookWithSecret });
+export const WebhookListResponse = t.Object({ data: t.Array(Webhook), pagination: ListPagination });
+export const WebhookSecretResponse = t.Object({ data: WebhookSecret });
+export const WebhookTestResponse = t.Object({
+  data: t.Object({ event_id: t.String({ description: 'The `webhook.test` event sent (its `webhook-id`)' }) }),
+});
+
+/** `GET /webhooks/event-types`: the catalogue of @crm/contracts (`eventCatalog`). */
+export const EventTypeListResponse = t.Object({
+  data: t.Array(
+    t.Object({
+      type: t.String(),
+      description: t.String(),
+      payload: t.Record(t.String(), t.Unknown(), { description: "JSON Schema of the event's `data`" }),
+    }),
+  ),
+});
 
 /** The creation answer: the endpoint with its secret (same field order as the route has always sent). */
-export function toWebhookWithSecret(row: Selectable<EndpointsTable>): typeof WebhookWithSecret.static {
-  return { ...toWebhook(row), secret: row.secret };
+export function presentWebhookWithSecret(row: Selectable<EndpointsTable>): WebhookWithSecret {
+  return { ...presentWebhook(row), secret: row.secret };
 }
 
 /** The API view of an endpoint row (never the secret). */
-export function toWebhook(row: Selectable<EndpointsTable>): Webhook {
+export function presentWebhook(row: Selectable<EndpointsTable>): Webhook {
   return {
     id: row.id,
     url: row.url,

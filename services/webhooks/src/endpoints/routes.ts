@@ -1,39 +1,55 @@
+import { eventCatalog } from '@crm/contracts';
 import { listPagination, listRequest } from '@crm/db';
-import {
-  Deleted,
-  IdParams,
-  jsonBody,
-  ListPagination,
-  ListQuery,
-  listQuery,
-  type RuleCheck,
-  requestContext,
-  throwIfInvalid,
-} from '@crm/http';
-import { Elysia, t } from 'elysia';
+import { Deleted, jsonBody, listQuery, type RuleCheck, requestContext, throwIfInvalid } from '@crm/http';
+import { exactlyOnce, type RequestWrite } from '@crm/idempotency';
+import { Elysia } from 'elysia';
+import type { Kysely } from 'kysely';
+import type { WebhooksDatabase } from '../db/database.ts';
 import { LIST_DESCRIPTION, READ_DESCRIPTION, WRITE_DESCRIPTION } from '../openapi-text.ts';
-import { eventCatalog } from './event-catalog.ts';
+import type { TargetPolicy } from '../ssrf/target-guard.ts';
 import {
-  CreateWebhook,
-  EventTypeInfo,
-  Secret,
-  toWebhook,
-  toWebhookWithSecret,
-  UpdateWebhook,
-  Webhook,
-  WebhookWithSecret,
+  EventTypeListResponse,
+  presentWebhook,
+  presentWebhookWithSecret,
+  WebhookCreate,
+  WebhookListQuery,
+  WebhookListResponse,
+  WebhookParams,
+  WebhookResponse,
+  WebhookSecretResponse,
+  WebhookTestResponse,
+  WebhookUpdate,
+  WebhookWithSecretResponse,
 } from './model.ts';
 import { listEndpoints } from './repo.ts';
 import { webhookRuleErrors } from './rules.ts';
 import * as service from './service.ts';
+
+export interface WebhooksRoutesDeps {
+  db: Kysely<WebhooksDatabase>;
+  /** Where webhook URLs may point (contract §20). */
+  targetPolicy: TargetPolicy;
+  /** Wakes the local delivery worker: a delivery was queued (called once the write has committed). */
+  onQueued: () => void;
+}
 
 /** Sortable fields and their column types (keyset cursors cast their keys back with these). */
 const SORT_TYPES = { id: 'integer', created_at: 'timestamptz', updated_at: 'timestamptz' } as const;
 const SORTABLE = Object.keys(SORT_TYPES);
 const tags = ['Webhooks'];
 
-/** Webhook endpoint management under /v1/webhooks (contract §16). */
-export function endpointRoutes(deps: service.EndpointServiceDeps) {
+/** The event catalogue of @crm/contracts as plain JSON (the payload schemas without TypeBox's symbols). */
+const eventTypeList = eventCatalog.map(({ type, description, payload }) => ({
+  type,
+  description,
+  payload: JSON.parse(JSON.stringify(payload)) as Record<string, unknown>,
+}));
+
+/**
+ * Webhook endpoint management under /v1/webhooks (contract §16). Every write goes through
+ * `write.db`: with an Idempotency-Key it is exactly-once (contract §21).
+ */
+export function webhooksRoutes(deps: WebhooksRoutesDeps) {
   // Also run when the schema fails, so one 422 names every failing field (contract §3).
   const rules: RuleCheck = (body) => webhookRuleErrors(body, deps.targetPolicy);
   const update = async ({
@@ -41,18 +57,20 @@ export function endpointRoutes(deps: service.EndpointServiceDeps) {
     body,
     tenantId,
     ifMatch,
+    write,
   }: {
     params: { id: number };
-    body: UpdateWebhook;
+    body: WebhookUpdate;
     tenantId: string;
     ifMatch: string | undefined;
+    write: RequestWrite;
   }) => ({
-    data: toWebhook(await service.updateWebhook(deps, tenantId, params.id, body, ifMatch)),
+    data: presentWebhook(await service.updateWebhook(write.db, tenantId, params.id, body, { targetPolicy: deps.targetPolicy, ifMatch })),
   });
   const updateSpec = (method: string) => ({
-    params: IdParams,
-    ...jsonBody(UpdateWebhook, rules),
-    response: { 200: t.Object({ data: Webhook }) },
+    params: WebhookParams,
+    ...jsonBody(WebhookUpdate, rules),
+    response: { 200: WebhookResponse },
     detail: {
       summary: `Update a webhook (${method}, partial)`,
       tags,
@@ -62,20 +80,26 @@ export function endpointRoutes(deps: service.EndpointServiceDeps) {
 
   return new Elysia({ name: 'webhooks-endpoints' })
     .use(requestContext)
-    .get('/v1/webhooks/event-types', () => ({ data: eventCatalog }), {
-      response: { 200: t.Object({ data: t.Array(EventTypeInfo) }) },
-      detail: { summary: 'List the event types a webhook can subscribe to', tags },
+    .use(exactlyOnce(deps.db))
+    .get('/v1/webhooks/event-types', () => ({ data: eventTypeList }), {
+      response: { 200: EventTypeListResponse },
+      detail: {
+        summary: 'List the event types a webhook can subscribe to',
+        tags,
+        description:
+          "Each type with what it means and the JSON Schema of its `data` (the same schemas the services' events are checked against).",
+      },
     })
     .post(
       '/v1/webhooks',
-      async ({ body, tenantId, set }) => {
-        const row = await service.createWebhook(deps, tenantId, body);
+      async ({ body, tenantId, set, write }) => {
+        const row = await service.createWebhook(write.db, tenantId, body, deps.targetPolicy);
         set.status = 201;
-        return { data: toWebhookWithSecret(row) };
+        return { data: presentWebhookWithSecret(row) };
       },
       {
-        ...jsonBody(CreateWebhook, rules),
-        response: { 201: t.Object({ data: WebhookWithSecret }) },
+        ...jsonBody(WebhookCreate, rules),
+        response: { 201: WebhookWithSecretResponse },
         detail: {
           summary: 'Register a webhook endpoint',
           tags,
@@ -91,11 +115,11 @@ export function endpointRoutes(deps: service.EndpointServiceDeps) {
         const { request, errors } = listRequest(query, SORT_TYPES);
         throwIfInvalid(errors);
         const { page, rows } = await listEndpoints(deps.db, tenantId, request);
-        return { data: rows.map(toWebhook), pagination: listPagination(page, request) };
+        return { data: rows.map(presentWebhook), pagination: listPagination(page, request) };
       },
       {
-        ...listQuery(ListQuery, SORTABLE),
-        response: { 200: t.Object({ data: t.Array(Webhook), pagination: ListPagination }) },
+        ...listQuery(WebhookListQuery, SORTABLE),
+        response: { 200: WebhookListResponse },
         detail: {
           summary: 'List webhook endpoints',
           tags,
@@ -103,21 +127,25 @@ export function endpointRoutes(deps: service.EndpointServiceDeps) {
         },
       },
     )
-    .get('/v1/webhooks/:id', async ({ params, tenantId }) => ({ data: toWebhook(await service.getWebhook(deps, tenantId, params.id)) }), {
-      params: IdParams,
-      response: { 200: t.Object({ data: Webhook }) },
-      detail: { summary: 'Get a webhook endpoint', tags, description: READ_DESCRIPTION },
-    })
+    .get(
+      '/v1/webhooks/:id',
+      async ({ params, tenantId }) => ({ data: presentWebhook(await service.getWebhook(deps.db, tenantId, params.id)) }),
+      {
+        params: WebhookParams,
+        response: { 200: WebhookResponse },
+        detail: { summary: 'Get a webhook endpoint', tags, description: READ_DESCRIPTION },
+      },
+    )
     .put('/v1/webhooks/:id', update, updateSpec('PUT'))
     .patch('/v1/webhooks/:id', update, updateSpec('PATCH'))
     .delete(
       '/v1/webhooks/:id',
-      async ({ params, tenantId, ifMatch }) => {
-        await service.deleteWebhook(deps, tenantId, params.id, ifMatch);
+      async ({ params, tenantId, ifMatch, write }) => {
+        await service.deleteWebhook(write.db, tenantId, params.id, ifMatch);
         return { deleted: true };
       },
       {
-        params: IdParams,
+        params: WebhookParams,
         response: { 200: Deleted },
         detail: {
           summary: 'Delete a webhook endpoint',
@@ -129,18 +157,18 @@ export function endpointRoutes(deps: service.EndpointServiceDeps) {
     .get(
       '/v1/webhooks/:id/secret',
       async ({ params, tenantId }) => ({
-        data: { secret: (await service.getWebhook(deps, tenantId, params.id)).secret },
+        data: { secret: (await service.getWebhook(deps.db, tenantId, params.id)).secret },
       }),
-      { params: IdParams, response: { 200: t.Object({ data: Secret }) }, detail: { summary: "Get a webhook's signing secret", tags } },
+      { params: WebhookParams, response: { 200: WebhookSecretResponse }, detail: { summary: "Get a webhook's signing secret", tags } },
     )
     .post(
       '/v1/webhooks/:id/rotate-secret',
-      async ({ params, tenantId }) => ({
-        data: { secret: await service.rotateWebhookSecret(deps, tenantId, params.id) },
+      async ({ params, tenantId, write }) => ({
+        data: { secret: await service.rotateWebhookSecret(write.db, tenantId, params.id) },
       }),
       {
-        params: IdParams,
-        response: { 200: t.Object({ data: Secret }) },
+        params: WebhookParams,
+        response: { 200: WebhookSecretResponse },
         detail: {
           summary: "Rotate a webhook's signing secret",
           tags,
@@ -151,14 +179,16 @@ export function endpointRoutes(deps: service.EndpointServiceDeps) {
     )
     .post(
       '/v1/webhooks/:id/test',
-      async ({ params, tenantId, set }) => {
-        const eventId = await service.sendTestEvent(deps, tenantId, params.id);
+      async ({ params, tenantId, set, write }) => {
+        const eventId = await service.sendTestEvent(write.db, tenantId, params.id);
         set.status = 202;
         return { data: { event_id: eventId } };
       },
       {
-        params: IdParams,
-        response: { 202: t.Object({ data: t.Object({ event_id: t.String() }) }) },
+        params: WebhookParams,
+        response: { 202: WebhookTestResponse },
+        // After the answer, so a keyed write has committed: the worker would not see the task before.
+        afterResponse: () => deps.onQueued(),
         detail: {
           summary: 'Send a webhook.test event',
           tags,

@@ -1,7 +1,7 @@
+import { isEventType } from '@crm/contracts';
 import { type ErrorDetail, isPlainObject } from '@crm/http';
 import type { TargetPolicy } from '../ssrf/target-guard.ts';
 import { checkWebhookUrl } from '../ssrf/webhook-url.ts';
-import { isKnownEventType } from './event-catalog.ts';
 
 /**
  * The rules of a webhook body that its schema cannot express: `url` must meet the URL rules and
@@ -14,7 +14,7 @@ export async function webhookRuleErrors(body: unknown, targetPolicy: TargetPolic
   const details = typeof body.url === 'string' ? await checkWebhookUrl(body.url, targetPolicy) : [];
   if (Array.isArray(body.events)) {
     body.events.forEach((type, i) => {
-      if (typeof type === 'string' && type !== '*' && !isKnownEventType(type))
+      if (typeof type === 'string' && type !== '*' && !isEventType(type))
         details.push({ field: `events[${i}]`, message: 'is not a known event type (see GET /webhooks/event-types)' });
     });
   }

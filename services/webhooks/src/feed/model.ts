@@ -1,8 +1,8 @@
+import { isEventType } from '@crm/contracts';
 import { type ErrorDetail, ListPagination, ListQuery } from '@crm/http';
 import { t } from 'elysia';
 import type { Selectable } from 'kysely';
 import type { EventsTable } from '../db/database.ts';
-import { isKnownEventType } from '../endpoints/event-catalog.ts';
 
 /** Sent by `POST /webhooks/{id}/test` to one endpoint; never in the feed. */
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -53,7 +53,7 @@ export function parseTypeFilter(raw: string): { types: string[] } | { problem: s
     return { problem: 'must be a comma-separated list of event types, without empty entries (see GET /webhooks/event-types)' };
   for (const entry of entries) {
     if (entry === TEST_EVENT_TYPE) return { problem: `${TEST_EVENT_TYPE} events are not listed in the feed` };
-    if (!isKnownEventType(entry))
+    if (!isEventType(entry))
       return { problem: `holds ${JSON.stringify(entry.slice(0, 64))}, which is not an event type (see GET /webhooks/event-types)` };
   }
   return { types: [...new Set(entries)].sort() };
@@ -79,6 +79,6 @@ export function eventQueryErrors(query: Record<string, unknown>): ErrorDetail[] 
 }
 
 /** The API view of a stored event (exactly what its deliveries send). */
-export function toFeedEvent(row: Pick<Selectable<EventsTable>, 'id' | 'type' | 'occurred_at' | 'data'>): FeedEvent {
+export function presentFeedEvent(row: Pick<Selectable<EventsTable>, 'id' | 'type' | 'occurred_at' | 'data'>): FeedEvent {
   return { id: row.id, type: row.type, timestamp: new Date(row.occurred_at).toISOString(), data: row.data };
 }

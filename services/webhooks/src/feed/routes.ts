@@ -3,7 +3,15 @@ import { checkedQuery, notFound, requestContext, throwIfInvalid } from '@crm/htt
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { WebhooksDatabase } from '../db/database.ts';
-import { EventListQuery, EventListResponse, EventParams, EventResponse, eventQueryErrors, parseTypeFilter, toFeedEvent } from './model.ts';
+import {
+  EventListQuery,
+  EventListResponse,
+  EventParams,
+  EventResponse,
+  eventQueryErrors,
+  parseTypeFilter,
+  presentFeedEvent,
+} from './model.ts';
 import { findFeedEvent, listFeedEvents } from './repo.ts';
 import type { Watermark } from './watermark.ts';
 
@@ -15,7 +23,7 @@ const SORT_TYPES = { id: 'bigint' } as const;
 /** The longest event id stored (the events table's CHECK agrees): anything longer is simply not found. */
 const MAX_EVENT_ID = 255;
 
-export interface FeedDeps {
+export interface EventsRoutesDeps {
   db: Kysely<WebhooksDatabase>;
   watermark: Watermark;
   retentionDays: number;
@@ -27,7 +35,7 @@ const later = (a: string | undefined, b: string | undefined): Date | undefined =
 };
 
 /** The events feed (contract §25): the account's events in stream order, and one event by id. */
-export function feedRoutes(deps: FeedDeps) {
+export function eventsRoutes(deps: EventsRoutesDeps) {
   const listDescription = [
     `The account's events, oldest first in the order of the event stream (JetStream sequence): the same \`id\`, \`type\`, \`timestamp\` and \`data\` as the bodies of the webhook deliveries. \`webhook.test\` events are not listed.`,
     'Watermark: an event is listed only once every event before it in the stream is stored, so a cursor walk never skips one that arrives late; an event is listed within about a second of the answer to the write that made it.',
@@ -50,7 +58,7 @@ export function feedRoutes(deps: FeedDeps) {
         const since = later(query.created_since, query.updated_since);
         const watermark = await deps.watermark.current();
         const { page, rows } = await listFeedEvents(deps.db, tenantId, watermark, { types, since }, request);
-        return { data: rows.map(toFeedEvent), pagination: listPagination(page, request) };
+        return { data: rows.map(presentFeedEvent), pagination: listPagination(page, request) };
       },
       {
         ...checkedQuery(EventListQuery, eventQueryErrors),
@@ -63,7 +71,7 @@ export function feedRoutes(deps: FeedDeps) {
       async ({ params, tenantId }) => {
         const row = params.id.length <= MAX_EVENT_ID ? await findFeedEvent(deps.db, tenantId, params.id) : undefined;
         if (!row) throw notFound('Event');
-        return { data: toFeedEvent(row) };
+        return { data: presentFeedEvent(row) };
       },
       {
         params: EventParams,

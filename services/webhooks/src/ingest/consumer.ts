@@ -1,4 +1,4 @@
-import type { EventEnvelope } from '@crm/contracts';
+import { type EventEnvelope, eventPayloadErrors, isEventType } from '@crm/contracts';
 import { PoisonMessageError, startConsumer } from '@crm/events';
 import { isDateTime, type Logger } from '@crm/http';
 import type { Kysely } from 'kysely';
@@ -40,6 +40,17 @@ export function envelopeProblem(event: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Why a payload does not conform to its event type's schema (`eventPayloads` of @crm/contracts),
+ * or undefined when it does. Checked on the payload as it would be stored and delivered (after the
+ * U+FFFD repair), so a receiver never gets data its type's schema does not describe.
+ */
+export function payloadProblem(type: string, data: unknown): string | undefined {
+  if (!isEventType(type)) return `event type ${type} is not a published event type`;
+  const errors = eventPayloadErrors(type, data);
+  return errors.length === 0 ? undefined : `event payload does not match the ${type} schema: ${errors.join('; ')}`;
+}
+
 // SQLSTATE classes of errors that the same event would hit again on every redelivery: data
 // exceptions (22: bad timestamp, bad JSON text…), program limits (54: JSON nested too deep), and
 // a CHECK or NOT NULL constraint (23514, 23502).
@@ -49,6 +60,9 @@ const PERMANENT = (code: unknown) => typeof code === 'string' && (/^(22|54)/.tes
  * The durable `webhooks` JetStream consumer: every event is stored with its delivery tasks in
  * one transaction and only then acked, so a crash before the ack leads to a redelivery that
  * the event's primary key turns into a no-op.
+ *
+ * A payload that does not match its type's schema (or an unknown type) is terminated with a log
+ * line rather than stored and delivered: consumers act only on events the contract describes.
  *
  * Events come from our own services, whose input boundary refuses NUL, but the stream may hold
  * older events or events from internal paths: a payload string PostgreSQL cannot store (U+0000,
@@ -80,6 +94,8 @@ export function startEventIngest(options: EventIngestOptions) {
       } catch (error) {
         throw new PoisonMessageError(`event payload cannot be read: ${String(error)}`);
       }
+      const nonConforming = payloadProblem(event.type, data);
+      if (nonConforming) throw new PoisonMessageError(nonConforming);
       let queued: number;
       try {
         const envelope = { ...event, occurred_at: new Date(event.occurred_at).toISOString(), data };

@@ -1,4 +1,5 @@
-import type { EventEnvelope } from '@crm/contracts';
+import type { EventEnvelope, EventPayload } from '@crm/contracts';
+import { inTransaction } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { WebhooksDatabase } from '../db/database.ts';
 
@@ -42,9 +43,17 @@ async function insertEventWithTasks(db: Db, event: EventEnvelope, seq: number | 
   return rows.length;
 }
 
-/** Stores a `webhook.test` event for one endpoint, whatever its filter, and queues its delivery. */
-export function storeTestEvent(db: Db, tenantId: string, endpointId: number, event: { id: string; data: unknown }): Promise<void> {
-  return db.transaction().execute(async (trx) => {
+/**
+ * Stores a `webhook.test` event for one endpoint, whatever its filter, and queues its delivery
+ * (in `db`'s transaction when it is one: a keyed write's, contract §21).
+ */
+export function storeTestEvent(
+  db: Db,
+  tenantId: string,
+  endpointId: number,
+  event: { id: string; data: EventPayload<'webhook.test'> },
+): Promise<void> {
+  return inTransaction(db, async (trx) => {
     await trx
       .insertInto('events')
       .values({ id: event.id, tenant_id: tenantId, type: 'webhook.test', data: JSON.stringify(event.data), occurred_at: new Date() })
