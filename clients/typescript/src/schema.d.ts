@@ -766,7 +766,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List the event types a webhook can subscribe to */
+    /**
+     * List the event types a webhook can subscribe to
+     * @description Each type with what it means and the JSON Schema of its `data` (the same schemas the services' events are checked against).
+     */
     get: operations['getWebhooksEventTypes'];
     put?: never;
     post?: never;
@@ -4993,6 +4996,7 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /** @description The products, in request order */
             data: {
               id: number;
               reference: string;
@@ -5733,6 +5737,10 @@ export interface operations {
             data: {
               type: string;
               description: string;
+              /** @description JSON Schema of the event's `data` */
+              payload: {
+                [key: string]: unknown;
+              };
             }[];
           };
         };
@@ -6259,6 +6267,7 @@ export interface operations {
         content: {
           'application/json': {
             data: {
+              /** @description The `webhook.test` event sent (its `webhook-id`) */
               event_id: string;
             };
           };
