@@ -1,127 +1,249 @@
-// `npm run bench`: on this machine, in one run, measures requests/s and p50/p99 of
-//   (a) GET /v1/contacts/{id} straight to sales (internal headers set by k6),
-//   (b) the same through the gateway with every policy on (auth, rate limit, audit, request id),
-//   (c) the same through Debian's nginx as a bare reverse proxy to sales (nginx sets the headers),
-//   (d) POST /v1/contacts through the gateway with an Idempotency-Key,
-// then the p99 of (b) at half its peak rate (open-loop), and checks the targets:
-// b/a ≥ 0.6, b ≥ 0.8 × c, p99(b at half peak) < 20 ms. BENCH_PROFILE=1 (or a missed gateway
-// target) adds a CPU profile of the gateway under the (b) load.
-// Knobs: BENCH_DURATION (20s), BENCH_VUS (16), NGINX_WORKERS (1, like the one gateway process).
-
-import { writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+// `npm run bench [-- --runtime deno]`: what a contact read and a keyed write cost on this machine,
+// against what the same answer minimally costs. Cases (wrk, closed loop, BENCH_CONNECTIONS
+// connections for BENCH_SECONDS each):
+//   floor  GET /v1/contacts/{id} from loadtest/floor-server.ts (runtime server + pg, one statement)
+//   (a)    the same straight to sales (internal headers), (b) through the gateway with every policy
+//   on, (c) through Debian's nginx as a bare reverse proxy to sales; floor and (a) by name and by
+//   e-mail too; (d) POST /v1/contacts through the gateway with a fresh Idempotency-Key per request,
+//   (e) the same POST straight to sales with the same header.
+// All cases run back to back in each of BENCH_ROUNDS (3) rounds, so machine noise hits every case
+// alike; each ratio is taken within a round and judged on its median over the rounds. Then (b)
+// open-loop (k6) at half its median peak for the p99. Every case prints the generator's CPU
+// share and CPU ms per request of each process. BENCH_PROFILE=1 (or a miss) adds CPU profiles of
+// sales under (a) and the gateway under (b). `--runtime deno` (or BENCH_RUNTIME=deno) runs the
+// by-id read cases on a Bun stack and a Deno stack, interleaved, and reports Deno/Bun.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '@crm/stack';
-import { startStack } from '@crm/testing';
-import { type BenchCase, type BenchFigures, benchFigures, benchRun } from './lib/bench-targets.ts';
+import { parseArgs } from 'node:util';
+import { type BenchTarget, startBenchTarget } from './lib/bench-setup.ts';
+import { judgeRatio, k6AtRate, k6Figures, type RatioCheck, spread, tally, type Verdict, verdictLine } from './lib/bench-targets.ts';
+import { type CpuUse, startCpuAccount } from './lib/cpu.ts';
 import { k6Binary, resultsDir, stamp } from './lib/k6.ts';
-import { startNginx } from './lib/nginx.ts';
-import { profileGateway, profileHead } from './lib/profile.ts';
-import { provisionTenant, raisedLimits } from './lib/target.ts';
+import { profileHead, profileProcess } from './lib/profile.ts';
+import { type LoadFigures, type RequestShape, runWrk, wrkBinary } from './lib/wrk.ts';
 
-const log = (m: string) => console.log(`[bench] ${m}`);
-const duration = process.env.BENCH_DURATION ?? '20s';
-const vus = Number(process.env.BENCH_VUS ?? 16);
+const { values } = parseArgs({
+  options: { runtime: { type: 'string', default: process.env.BENCH_RUNTIME ?? 'bun' } },
+  allowPositionals: true,
+});
+const withDeno = values.runtime === 'deno';
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const HALF_SECONDS = Number(process.env.BENCH_HALF_SECONDS ?? 15);
+const CORES = cpus().length;
+const GROUPS = ['floor', 'sales', 'gateway', 'nginx', 'postgres'];
 const when = stamp();
-
-k6Binary();
-log('starting a stack of its own…');
-const stack = await startStack({ env: { LOG_LEVEL: 'warn' } });
-const nginxPort = await freePort();
-let nginx: Awaited<ReturnType<typeof startNginx>> | undefined;
+const log = (m: string) => console.log(`[bench] ${m}`);
 const out: string[] = [];
 const say = (line = '') => {
   console.log(line);
   out.push(line);
 };
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
-try {
-  const tenant = await provisionTenant(stack, 'bench', raisedLimits);
-  const created = await fetch(`${stack.gatewayUrl}/v1/contacts`, {
-    method: 'POST',
-    headers: { 'x-api-key': tenant.api_key, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Bench contact', type: 'client', email: 'bench@example.test' }),
+interface Case {
+  key: string;
+  label: string;
+  target: BenchTarget;
+  shape: (round: string) => RequestShape;
+}
+
+function readCases(t: BenchTarget, kinds: ('id' | 'name' | 'email')[], prefix = ''): Case[] {
+  const get = (url: string, headers: Record<string, string>) => () => ({ url, method: 'GET' as const, headers });
+  const api = { 'x-api-key': t.tenant.api_key };
+  return kinds.flatMap((kind) => {
+    const p = t.paths[kind];
+    const tag = kind === 'id' ? '' : `-${kind}`;
+    return [
+      { key: `${prefix}floor${tag}`, label: `floor GET by ${kind}`, target: t, shape: get(t.urls.floor + p, t.internal) },
+      { key: `${prefix}a${tag}`, label: `(a) GET by ${kind} direct to sales`, target: t, shape: get(t.urls.sales + p, t.internal) },
+      ...(kind === 'id'
+        ? [
+            { key: `${prefix}b`, label: '(b) GET by id via gateway (all policies)', target: t, shape: get(t.urls.gateway + p, api) },
+            { key: `${prefix}c`, label: '(c) GET by id via nginx (bare proxy)', target: t, shape: get(t.urls.nginx + p, {}) },
+          ]
+        : []),
+    ];
   });
-  if (created.status !== 201) throw new Error(`could not create the bench contact: ${created.status} ${await created.text()}`);
-  const contactId = ((await created.json()) as { data: { id: number } }).data.id;
-  const path = `/v1/contacts/${contactId}`;
-  const internal = { 'x-internal-token': stack.internalToken, 'x-tenant-id': tenant.tenant_id };
-  nginx = await startNginx([{ port: nginxPort, upstreams: [new URL(stack.processes.sales.url).host], setHeaders: internal }], {
-    workers: Number(process.env.NGINX_WORKERS ?? 1),
-    log,
+}
+
+function writeCases(t: BenchTarget): Case[] {
+  const body = JSON.stringify({ name: 'Bench write', type: 'client' });
+  const post = (url: string, headers: Record<string, string>, key: string) => (round: string) => ({
+    url,
+    method: 'POST' as const,
+    headers,
+    body,
+    keyPrefix: `bench-${when}-${key}-${round}`,
   });
-  const cases: BenchCase[] = [
-    { key: 'a', label: 'GET direct to sales', url: stack.processes.sales.url + path, method: 'GET', headers: internal },
+  return [
     {
-      key: 'b',
-      label: 'GET via gateway (all policies)',
-      url: stack.gatewayUrl + path,
-      method: 'GET',
-      headers: { 'x-api-key': tenant.api_key },
+      key: 'e',
+      label: '(e) POST + Idempotency-Key direct to sales',
+      target: t,
+      shape: post(`${t.urls.sales}/v1/contacts`, t.internal, 'e'),
     },
-    { key: 'c', label: 'GET via nginx (bare proxy)', url: `http://127.0.0.1:${nginxPort}${path}`, method: 'GET', headers: {} },
     {
       key: 'd',
-      label: 'POST via gateway + Idempotency-Key',
-      url: `${stack.gatewayUrl}/v1/contacts`,
-      method: 'POST',
-      headers: { 'x-api-key': tenant.api_key },
+      label: '(d) POST + Idempotency-Key via gateway',
+      target: t,
+      shape: post(`${t.urls.gateway}/v1/contacts`, { 'x-api-key': t.tenant.api_key }, 'd'),
     },
   ];
-  log('warming up…');
-  for (const c of cases.slice(0, 3)) await benchRun(c, { vus: 4, duration: '4s', name: `bench-warmup-${c.key}` });
+}
 
-  const figures: Record<string, BenchFigures> = {};
-  for (const c of cases) {
-    log(`(${c.key}) ${c.label}: ${vus} VUs for ${duration}…`);
-    figures[c.key] = benchFigures(await benchRun(c, { vus, duration }));
+interface Measured {
+  figures: LoadFigures;
+  cpu: CpuUse;
+}
+
+async function measure(c: Case, round: string, seconds: number): Promise<Measured> {
+  const account = await startCpuAccount(c.target.watched, CORES);
+  const figures = await runWrk(c.shape(round), { seconds, connections: CONNECTIONS });
+  return { figures, cpu: await account.stop() };
+}
+
+wrkBinary(log);
+k6Binary();
+const startLoad = load();
+mkdirSync(resultsDir, { recursive: true });
+const bun = await startBenchTarget('bun', log);
+let deno: BenchTarget | undefined;
+
+try {
+  if (withDeno) deno = await startBenchTarget('deno', log);
+  const cases = deno
+    ? [...readCases(bun, ['id']), ...readCases(deno, ['id'], 'deno:')]
+    : [...readCases(bun, ['id', 'name', 'email']), ...writeCases(bun)];
+  log(`warming up (${cases.length} cases × 2 s)…`);
+  for (const c of cases) await runWrk(c.shape('warm'), { seconds: 2, connections: CONNECTIONS });
+
+  const rounds: Record<string, Measured>[] = [];
+  const roundLoads: string[] = [];
+  for (let r = 0; r < ROUNDS; r += 1) {
+    roundLoads.push(load());
+    log(`round ${r + 1}/${ROUNDS} (load average ${roundLoads[r]}): ${cases.length} cases × ${SECONDS} s…`);
+    const round: Record<string, Measured> = {};
+    for (const c of cases) round[c.key] = await measure(c, `r${r}`, SECONDS);
+    rounds.push(round);
+    // Writes leave outbox events for the relay: let them drain before the next round's floor.
+    if (!deno) await new Promise((resolve) => setTimeout(resolve, 2000));
   }
-  const halfRate = Math.max(1, Math.floor(figures.b!.rps / 2));
-  log(`(b½) gateway GET at ${halfRate} req/s (half its peak) for ${duration}…`);
-  figures.half = benchFigures(await benchRun(cases[1]!, { vus, duration, rate: halfRate, name: 'bench-b-half' }));
+  const figuresOf = rounds.map((round) => Object.fromEntries(Object.entries(round).map(([k, m]) => [k, m.figures])));
+
+  let half: { rate: number; figures: LoadFigures; generator: number } | undefined;
+  if (!deno) {
+    const rate = Math.max(1, Math.floor(spread(figuresOf.map((r) => r.b?.rps ?? 0)).median / 2));
+    log(`(b½) gateway GET at ${rate} req/s (half its median peak), open loop (k6), ${HALF_SECONDS} s…`);
+    const b = cases.find((c) => c.key === 'b') as Case;
+    const account = await startCpuAccount([], CORES);
+    const run = await k6AtRate(b.shape('half'), { vus: CONNECTIONS, duration: `${HALF_SECONDS}s`, rate, name: 'bench-b-half' });
+    half = { rate, figures: k6Figures(run), generator: (await account.stop()).generator };
+  }
 
   const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
+  const med = (key: string, pick: (m: Measured) => number) => spread(rounds.map((r) => (r[key] ? pick(r[key]) : Number.NaN))).median;
   say();
   say(
-    `bench ${when} — ${cpus().length} cores (${cpus()[0]?.model ?? 'cpu'}), k6 ${vus} VUs × ${duration} per case, nginx workers ${process.env.NGINX_WORKERS ?? 1}`,
+    `bench ${when} — ${CORES} cores (${cpus()[0]?.model ?? 'cpu'}), load average at start ${startLoad}, per round ${roundLoads.join(' | ')}`,
   );
+  say(`wrk 1 thread × ${CONNECTIONS} connections, ${ROUNDS} rounds × ${SECONDS} s per case; figures are medians over the rounds`);
+  say(`runtime${deno ? 's bun and deno' : ' bun'}; nginx workers ${process.env.NGINX_WORKERS ?? 1}; sales, floor: pg pool 5`);
+  say();
   say(
-    `${'case'.padEnd(44)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p90 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'failed'.padStart(7)}`,
+    `${'case'.padEnd(48)} ${'req/s'.padStart(7)} ${'min'.padStart(6)} ${'max'.padStart(6)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'fail'.padStart(5)} ${'wrk%'.padStart(5)} ${'busy%'.padStart(6)}  CPU ms/request: ${GROUPS.join(' ')}`,
   );
-  const row = (label: string, x: BenchFigures) =>
+  for (const c of cases) {
+    const rps = spread(rounds.map((r) => r[c.key]?.figures.rps ?? Number.NaN));
+    const perRequest = GROUPS.map((g) =>
+      f(
+        med(c.key, (m) => (m.cpu.groups[g] ?? 0) / Math.max(1, m.figures.requests)),
+        3,
+      ),
+    ).join(' ');
+    const failed = Math.max(...rounds.map((r) => r[c.key]?.figures.failed ?? 1));
     say(
-      `${label.padEnd(44)} ${f(x.rps).padStart(8)} ${f(x.p50, 2).padStart(8)} ${f(x.p90, 2).padStart(8)} ${f(x.p99, 2).padStart(8)} ${`${f(x.failed * 100, 2)}%`.padStart(7)}`,
+      `${`${c.key.startsWith('deno:') ? '[deno] ' : ''}${c.label}`.padEnd(48)} ${f(rps.median).padStart(7)} ${f(rps.min, 0).padStart(6)} ${f(rps.max, 0).padStart(6)} ${f(
+        med(c.key, (m) => m.figures.p50),
+        2,
+      ).padStart(7)} ${f(
+        med(c.key, (m) => m.figures.p99),
+        2,
+      ).padStart(
+        7,
+      )} ${`${f(failed * 100, 1)}%`.padStart(5)} ${f(med(c.key, (m) => m.cpu.generator * 100)).padStart(5)} ${f(med(c.key, (m) => m.cpu.machine * 100)).padStart(6)}  ${perRequest}`,
     );
-  for (const c of cases) row(`(${c.key}) ${c.label}`, figures[c.key]!);
-  row(`(b) at half peak: ${halfRate} req/s`, figures.half);
-  const { a, b, c } = figures as Record<'a' | 'b' | 'c', BenchFigures>;
-  const targets = [
-    { name: 'b/a ≥ 0.6', value: b.rps / a.rps, ok: b.rps / a.rps >= 0.6 },
-    { name: 'c/a (reference)', value: c.rps / a.rps, ok: true },
-    { name: 'b/c ≥ 0.8', value: b.rps / c.rps, ok: b.rps / c.rps >= 0.8 },
-    { name: 'p99(b at half peak) < 20 ms', value: figures.half.p99, ok: figures.half.p99 < 20 },
+  }
+  if (half)
+    say(
+      `${`(b) at half peak: ${half.rate} req/s (k6, open loop)`.padEnd(48)} ${f(half.figures.rps).padStart(7)} ${''.padStart(13)} ${f(half.figures.p50, 2).padStart(7)} ${f(half.figures.p99, 2).padStart(7)} ${`${f(half.figures.failed * 100, 1)}%`.padStart(5)} ${f(half.generator * 100).padStart(5)}`,
+    );
+
+  const checks: RatioCheck[] = [
+    { name: 'a/floor by id ≥ 0.75', over: 'a', under: 'floor', atLeast: 0.75 },
+    { name: 'b/c (gateway/nginx) ≥ 0.8', over: 'b', under: 'c', atLeast: 0.8 },
+    { name: 'b/a (gateway/direct) ≥ 0.75', over: 'b', under: 'a', atLeast: 0.75 },
+    { name: 'c/a (nginx/direct)', over: 'c', under: 'a' },
   ];
+  if (deno) {
+    for (const k of ['floor', 'a', 'b', 'c']) checks.push({ name: `Deno/Bun ${k}`, over: `deno:${k}`, under: k });
+    checks.push(
+      { name: '[deno] a/floor by id', over: 'deno:a', under: 'deno:floor' },
+      { name: '[deno] b/c', over: 'deno:b', under: 'deno:c' },
+      { name: '[deno] b/a', over: 'deno:b', under: 'deno:a' },
+    );
+  } else {
+    checks.splice(
+      1,
+      0,
+      { name: 'a/floor by name ≥ 0.6', over: 'a-name', under: 'floor-name', atLeast: 0.6 },
+      { name: 'a/floor by e-mail ≥ 0.6', over: 'a-email', under: 'floor-email', atLeast: 0.6 },
+    );
+    checks.push(
+      { name: 'd/e (POST+key gateway/direct) ≥ 0.8', over: 'd', under: 'e', atLeast: 0.8 },
+      { name: 'a by name / floor by id', over: 'a-name', under: 'floor' },
+      { name: 'a by e-mail / floor by id', over: 'a-email', under: 'floor' },
+    );
+  }
+  const verdicts: Verdict[] = checks.map((check) => judgeRatio(check, figuresOf));
+  if (half)
+    verdicts.push({ name: 'p99 of (b) at half peak < 20 ms', value: half.figures.p99, ok: half.figures.p99 < 20, reference: false });
   say();
-  for (const t of targets) say(`${t.ok ? 'ok  ' : 'MISS'} ${t.name.padEnd(30)} ${f(t.value, 2)}`);
+  say(`${''.padEnd(49)} min / median / max over the rounds`);
+  for (const v of verdicts) say(verdictLine(v));
+  say();
+  say(tally(verdicts));
   writeFileSync(
     join(resultsDir, `bench-${when}.json`),
-    JSON.stringify({ when, cores: cpus().length, vus, duration, halfRate, figures, targets }, null, 2),
+    JSON.stringify({ when, cores: CORES, startLoad, roundLoads, rounds, half, verdicts }, null, 2),
   );
 
-  if (process.env.BENCH_PROFILE === '1' || targets.some((t) => !t.ok)) {
+  if (!deno && (process.env.BENCH_PROFILE === '1' || verdicts.some((v) => !v.ok))) {
     const dir = join(resultsDir, `profile-${when}`);
-    log(`profiling a gateway replica under the (b) load (bun --cpu-prof-md → ${dir})…`);
-    const profile = await profileGateway(stack.env, dir, (url) =>
-      benchRun({ ...cases[1]!, url: url + path }, { vus, duration: '15s', name: 'bench-profile' }),
-    );
-    if (profile) {
-      say();
-      say(`gateway CPU profile (${profile.replace(/.*loadtest\//, 'loadtest/')}), top of the self-time table:`);
-      say(profileHead(profile));
+    for (const [name, key] of [
+      ['sales', 'a'],
+      ['gateway', 'b'],
+    ] as const) {
+      log(`profiling a ${name} replica under the (${key}) load (bun --cpu-prof-md → ${dir}/${name})…`);
+      const c = cases.find((x) => x.key === key) as Case;
+      const base = new URL(c.shape('').url);
+      const profile = await profileProcess(name, bun.env, join(dir, name), (url) =>
+        runWrk({ ...c.shape('profile'), url: url + base.pathname }, { seconds: 10, connections: CONNECTIONS }),
+      );
+      if (profile) {
+        say();
+        say(`${name} CPU profile under (${key}) (${profile.replace(/.*loadtest\//, 'loadtest/')}), top of the self-time table:`);
+        say(profileHead(profile, 30));
+      }
     }
   }
   writeFileSync(join(resultsDir, `bench-${when}.txt`), `${out.join('\n')}\n`);
 } finally {
-  await nginx?.stop();
-  await stack.stop();
+  await deno?.stop();
+  await bun.stop();
 }

@@ -1,8 +1,9 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canConnect } from '@crm/stack';
+import { debianBinary } from './apt.ts';
 
 /** One listening proxy: loopback port → round-robin over `upstreams` (host:port). */
 export interface ProxySite {
@@ -12,18 +13,9 @@ export interface ProxySite {
   setHeaders?: Record<string, string>;
 }
 
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find(existsSync);
-
 /** The Debian nginx binary; installs the package (apt-get) when it is missing. */
 export function nginxBinary(log: (m: string) => void): string {
-  if (NGINX) return NGINX;
-  log('nginx is not installed; installing Debian’s nginx with apt-get…');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-  const result = spawnSync('apt-get', ['install', '-y', '-qq', 'nginx'], { stdio: 'inherit', env });
-  const found = ['/usr/sbin/nginx', '/usr/bin/nginx'].find(existsSync);
-  if (result.status !== 0 || !found) throw new Error('could not install nginx (apt-get install -y nginx)');
-  return found;
+  return debianBinary('nginx', ['/usr/sbin/nginx', '/usr/bin/nginx'], log);
 }
 
 /** The nginx.conf of a set of sites: keep-alive upstreams, no access log, retries on connect errors. */
@@ -92,6 +84,8 @@ export async function startNginx(sites: ProxySite[], options: { workers?: number
   }
   return {
     dir,
+    /** The master's pid (its workers are its children). */
+    pid: child.pid,
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGQUIT');

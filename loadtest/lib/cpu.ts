@@ -1,0 +1,114 @@
+// Where the CPU goes during one bench case: the machine as a whole (/proc/stat), the load
+// generator (this process's reaped children, /proc/self/stat cutime+cstime: the generator is the
+// only child that exits during a case) and each watched group of processes (/proc/<pid>/stat).
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc's CPU times (`getconf CLK_TCK`; 100 on Linux x86-64). */
+const TICKS_PER_SECOND = 100;
+
+/** utime + stime of a process in clock ticks, or undefined when it is gone. */
+function processTicks(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces), counted from `state` = field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU ticks of this process's children that have exited and been waited for. */
+function reapedChildrenTicks(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[13]) + Number(fields[14]);
+}
+
+/** Busy and total ticks of all CPUs together. */
+function machineTicks(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] as string;
+  const values = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = values.slice(0, 8).reduce((a, b) => a + b, 0);
+  const idle = (values[3] ?? 0) + (values[4] ?? 0);
+  return { busy: total - idle, total };
+}
+
+/** The pids whose parent is `ppid` (nginx's workers). */
+export function childrenOf(ppid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === ppid) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+/** A named group of processes whose CPU is accounted per case (pids read again at each snapshot). */
+export interface Watched {
+  label: string;
+  pids: () => number[] | Promise<number[]>;
+}
+
+interface Snapshot {
+  at: number;
+  machine: { busy: number; total: number };
+  generator: number;
+  groups: Map<string, Map<number, number>>;
+}
+
+async function snapshot(watched: Watched[]): Promise<Snapshot> {
+  const groups = new Map<string, Map<number, number>>();
+  for (const w of watched) {
+    const ticks = new Map<number, number>();
+    for (const pid of await w.pids()) {
+      const t = processTicks(pid);
+      if (t !== undefined) ticks.set(pid, t);
+    }
+    groups.set(w.label, ticks);
+  }
+  return { at: performance.now(), machine: machineTicks(), generator: reapedChildrenTicks(), groups };
+}
+
+/** CPU used during one case: shares of the whole machine (1 = every core busy) and CPU ms per request. */
+export interface CpuUse {
+  seconds: number;
+  /** Busy share of all cores, from /proc/stat (everything on the machine, other work included). */
+  machine: number;
+  /** The load generator's share of all cores. */
+  generator: number;
+  /** Per watched group: CPU milliseconds it used. */
+  groups: Record<string, number>;
+}
+
+/** Starts accounting; `stop()` returns what was used since (call it after the generator has exited). */
+export async function startCpuAccount(watched: Watched[], cores: number) {
+  const before = await snapshot(watched);
+  return {
+    async stop(): Promise<CpuUse> {
+      const after = await snapshot(watched);
+      const seconds = (after.at - before.at) / 1000;
+      const capacity = seconds * TICKS_PER_SECOND * cores;
+      const groups: Record<string, number> = {};
+      for (const w of watched) {
+        const b = before.groups.get(w.label) ?? new Map();
+        let ticks = 0;
+        // A process that appeared during the case (a new pooled connection's backend) counts whole.
+        for (const [pid, t] of after.groups.get(w.label) ?? new Map()) ticks += t - (b.get(pid) ?? 0);
+        groups[w.label] = (ticks / TICKS_PER_SECOND) * 1000;
+      }
+      const machineTotal = after.machine.total - before.machine.total;
+      return {
+        seconds,
+        machine: machineTotal > 0 ? (after.machine.busy - before.machine.busy) / machineTotal : 0,
+        generator: (after.generator - before.generator) / capacity,
+        groups,
+      };
+    },
+  };
+}
