@@ -1,6 +1,6 @@
 import { ConfigError, natsServers } from '@crm/config';
 import { createDb, ensureDatabase, type Migration, migrate, poolConfig, statementCount } from '@crm/db';
-import { checkNats, connectNats, setStreamReplicas, startOutboxRelay } from '@crm/events';
+import { checkNats, connectNats, setStreamReplicas, startOutboxPurge, startOutboxRelay } from '@crm/events';
 import { createLogger, type Logger, type ReadinessCheck, registerCounter } from '@crm/http';
 import { exit, onShutdown, serve } from '@crm/runtime';
 import { type Kysely, sql } from 'kysely';
@@ -13,6 +13,8 @@ export interface BootConfig {
   NATS_URL: string;
   NATS_STREAM_REPLICAS: number;
   DB_POOL_MAX: number;
+  /** Days a published outbox row is kept before the purge deletes it. */
+  OUTBOX_RETENTION_DAYS: number;
   EVENTS_STREAM: string;
   EVENTS_SUBJECT_PREFIX: string;
   LOG_LEVEL: 'debug' | 'info' | 'warn' | 'error';
@@ -90,6 +92,9 @@ export async function runService<DB>(spec: ServiceSpec<DB>): Promise<void> {
         logger,
       })
     : undefined;
+  const outboxPurge = spec.relay
+    ? startOutboxPurge(db, config.OUTBOX_RETENTION_DAYS, (error) => logger.warn('outbox purge failed', { error }))
+    : undefined;
   const { fetch, background = [] } = await spec.start({ db, pool, nc, logger, readiness });
   const server = serve(fetch, { port: spec.port, hostname: config.HOST, tls: spec.tls });
   logger.info('listening', { port: server.port, host: config.HOST });
@@ -98,6 +103,7 @@ export async function runService<DB>(spec: ServiceSpec<DB>): Promise<void> {
     logger.info('shutting down');
     await server.stop();
     for (const job of background) await job.stop();
+    await outboxPurge?.stop();
     await relay?.stop();
     await nc.drain().catch(() => {});
     await db.destroy();

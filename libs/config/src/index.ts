@@ -69,6 +69,12 @@ export const commonServiceEnv = {
       'PostgreSQL connections per process (the pool; the outbox relay holds one more for LISTEN). See deploy/README.md, connection budget',
   }),
   INTERNAL_TOKEN: Type.String({ minLength: 16 }),
+  OUTBOX_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 3650,
+    default: 7,
+    description: 'Days a published outbox row is kept (for inspection) before the purge deletes it in batches',
+  }),
   EVENTS_STREAM: Type.String({ default: 'CRM_EVENTS' }),
   EVENTS_SUBJECT_PREFIX: Type.String({ default: 'crm.events' }),
   LOG_LEVEL: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')], {
