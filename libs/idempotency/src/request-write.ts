@@ -25,6 +25,7 @@ export class RequestWrite {
   #root: Kysely<any>;
   #trx: ControlledTransaction<any> | undefined;
   #claim: { tenantId: string; key: string; fingerprint: string } | undefined;
+  #suspended = false;
 
   constructor(root: Kysely<any>) {
     this.#root = root;
@@ -98,6 +99,28 @@ export class RequestWrite {
           .catch(() => undefined);
       throw error;
     }
+  }
+
+  /**
+   * Pauses a keyed write for slow work that needs no database (an upload streamed from the client
+   * into storage): its transaction rolls back, so meanwhile it holds neither a pooled connection
+   * nor the key's lock. `resume` takes them up again. No-op for a write without a key.
+   */
+  async suspend(): Promise<void> {
+    if (!this.#trx) return;
+    await this.abandon();
+    this.#suspended = true;
+  }
+
+  /**
+   * Takes a suspended keyed write up again (lock, new transaction). Returns the answer a repeat
+   * of the key recorded meanwhile: the caller answers with it and undoes its own side effects.
+   */
+  async resume(): Promise<RecordedAnswer | undefined> {
+    const claim = this.#claim;
+    if (!this.#suspended || !claim) return undefined;
+    this.#suspended = false;
+    return this.begin(claim.tenantId, claim.key, claim.fingerprint);
   }
 
   /**
