@@ -1,5 +1,6 @@
 import { loadOrExit, runService } from '@crm/boot';
 import { createInternalClient } from '@crm/http';
+import { startIdempotencyPurge } from '@crm/idempotency';
 import { createApp } from './app.ts';
 import { loadDocumentsConfig } from './config.ts';
 import type { DocumentsDatabase } from './db/database.ts';
@@ -31,6 +32,7 @@ await runService<DocumentsDatabase>({
     const storage = createStorage(s3, config.S3_BUCKET);
     const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness: checks, storage, sales });
     const consumer = startDeletionsConsumer({ nc, db, logger, stream: config.EVENTS_STREAM, subjectPrefix: config.EVENTS_SUBJECT_PREFIX });
-    return { fetch, background: [consumer] };
+    const purge = startIdempotencyPurge(db, (error) => logger.error('idempotency record purge failed', { error: String(error) }));
+    return { fetch, background: [consumer, purge] };
   },
 });

@@ -1,8 +1,9 @@
+import type { Document } from '@crm/contracts';
+import { inTransaction } from '@crm/db';
 import { writeEvent, writeEvents } from '@crm/events';
 import { AppError, notFound } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { DocumentsDatabase } from '../db/database.ts';
-import type { Document } from './model.ts';
 import {
   attachOpportunity,
   clearContactLinks,
@@ -12,7 +13,7 @@ import {
   setContact,
   touchDocument,
 } from './repo.ts';
-import { loadDocument, lockedDocument, toDocument } from './service.ts';
+import { loadDocument, lockedDocument, presentDocument } from './service.ts';
 
 type Db = Kysely<DocumentsDatabase>;
 
@@ -21,7 +22,7 @@ type Db = Kysely<DocumentsDatabase>;
 
 /** Links a document to a contact (spec §3): idempotent for the same contact, 409 when linked to another one. */
 export function linkContact(db: Db, tenantId: string, id: number, contactId: number, ifMatch?: string): Promise<Document> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const current = await lockedDocument(trx, tenantId, id, ifMatch);
     if (current.contact_id === contactId) return current;
     if (current.contact_id !== null) throw new AppError('conflict', 'The document is linked to another contact; unlink it first');
@@ -34,7 +35,7 @@ export function linkContact(db: Db, tenantId: string, id: number, contactId: num
 
 /** Clears the document's link to this contact (document and file stay); 404 when it is not linked to it. */
 export function unlinkContact(db: Db, tenantId: string, id: number, contactId: number, ifMatch?: string): Promise<Document> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const current = await lockedDocument(trx, tenantId, id, ifMatch);
     if (current.contact_id !== contactId) throw notFound('Document linked to this contact');
     await setContact(trx, tenantId, id, null);
@@ -46,7 +47,7 @@ export function unlinkContact(db: Db, tenantId: string, id: number, contactId: n
 
 /** Attaches the document to an opportunity; attaching again changes nothing (still one link). */
 export function attach(db: Db, tenantId: string, id: number, opportunityId: number, ifMatch?: string): Promise<Document> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const current = await lockedDocument(trx, tenantId, id, ifMatch);
     if (!(await attachOpportunity(trx, tenantId, id, opportunityId))) return current;
     await touchDocument(trx, tenantId, id);
@@ -58,7 +59,7 @@ export function attach(db: Db, tenantId: string, id: number, opportunityId: numb
 
 /** Detaches the document from an opportunity (document and file stay); 404 when it is not attached. */
 export function detach(db: Db, tenantId: string, id: number, opportunityId: number, ifMatch?: string): Promise<void> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     await lockedDocument(trx, tenantId, id, ifMatch);
     if (!(await detachOpportunity(trx, tenantId, id, opportunityId))) throw notFound('Document attached to this opportunity');
     await touchDocument(trx, tenantId, id);
@@ -67,23 +68,31 @@ export function detach(db: Db, tenantId: string, id: number, opportunityId: numb
   });
 }
 
-async function eventsFor(trx: Db, tenantId: string, ids: number[], extra: Record<string, number>) {
-  const documents = [];
-  for (const id of ids) {
+/** The documents as the API returns them after a bulk change, in id order (one deleted meanwhile is left out). */
+async function presentDocuments(trx: Db, tenantId: string, ids: number[]): Promise<Document[]> {
+  const documents: Document[] = [];
+  for (const id of [...ids].sort((a, b) => a - b)) {
     const row = await findDocument(trx, tenantId, id);
-    if (row) documents.push({ ...toDocument(row), ...extra });
+    if (row) documents.push(presentDocument(row));
   }
   return documents;
 }
 
+// The bulk changes below emit the same events, with the same payloads, as the single routes
+// (`unlinkContact`, `detach`): a consumer cannot tell who cleared the link.
+
 /** A contact was deleted: clears its links (documents stay) and emits `document.unlinked` for each. */
 export function forgetContact(db: Db, tenantId: string, contactId: number): Promise<number> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const ids = await clearContactLinks(trx, tenantId, contactId);
-    const documents = await eventsFor(trx, tenantId, ids, { previous_contact_id: contactId });
+    const documents = await presentDocuments(trx, tenantId, ids);
     await writeEvents(
       trx,
-      documents.map((data) => ({ tenantId, type: 'document.unlinked' as const, data })),
+      documents.map((document) => ({
+        tenantId,
+        type: 'document.unlinked' as const,
+        data: { ...document, previous_contact_id: contactId },
+      })),
     );
     return ids.length;
   });
@@ -91,13 +100,13 @@ export function forgetContact(db: Db, tenantId: string, contactId: number): Prom
 
 /** An opportunity was deleted: detaches its documents (documents stay) and emits `document.detached` for each. */
 export function forgetOpportunity(db: Db, tenantId: string, opportunityId: number): Promise<number> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const ids = await clearOpportunityLinks(trx, tenantId, opportunityId);
     for (const id of ids) await touchDocument(trx, tenantId, id);
-    const documents = await eventsFor(trx, tenantId, ids, { opportunity_id: opportunityId });
+    const documents = await presentDocuments(trx, tenantId, ids);
     await writeEvents(
       trx,
-      documents.map((data) => ({ tenantId, type: 'document.detached' as const, data })),
+      documents.map((document) => ({ tenantId, type: 'document.detached' as const, data: { ...document, opportunity_id: opportunityId } })),
     );
     return ids.length;
   });

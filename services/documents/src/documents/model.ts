@@ -1,40 +1,19 @@
+import { Document, DocumentCategory } from '@crm/contracts';
 import type { SortType } from '@crm/db';
-import { Id, ListPagination, ListQuery, listQueryWith, Name, PathId, QueryId } from '@crm/http';
+import { Id, IdParams, ListPagination, ListQuery, listQueryWith, Name, PathId, QueryId } from '@crm/http';
 import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
 
-/** A document as the API returns it (spec §2, contract §15). */
-export const Document = t.Object({
-  id: t.Integer(),
-  name: t.String({ description: 'Display name, at most 255 characters; defaults to the uploaded file name without extension' }),
-  filename: t.String({ description: 'Name of the stored object' }),
-  extension: t.String({ description: 'Lower-case extension without the dot' }),
-  mime_type: t.Union([t.String(), t.Null()], {
-    description: 'Captured at upload; null for documents created before metadata capture unless include=metadata',
-  }),
-  size_bytes: t.Union([t.Integer(), t.Null()], {
-    description: 'Captured at upload; null for documents created before metadata capture unless include=metadata',
-  }),
-  contact_id: t.Union([t.Integer(), t.Null()], { description: 'The single linked contact, if any' }),
-  category_id: t.Integer({ description: "Document category; defaults to the tenant's General category" }),
-  opportunity_ids: t.Array(t.Integer(), { description: 'Opportunities the document is attached to' }),
-  created_at: t.String({ format: 'date-time' }),
-  updated_at: t.String({ format: 'date-time' }),
-});
-export type Document = typeof Document.static;
-
-export const DocumentCategory = t.Object({
-  id: t.Integer(),
-  name: t.String(),
-  created_at: t.String({ format: 'date-time' }),
-  updated_at: t.String({ format: 'date-time' }),
-});
-export type DocumentCategory = typeof DocumentCategory.static;
+// Response schemas are the public ones of @crm/contracts (the event payloads use them too);
+// only the request schemas live here.
 
 export const DocumentResponse = t.Object({ data: Document });
 export const DocumentListResponse = t.Object({ data: t.Array(Document), pagination: ListPagination });
-export const CategoryListResponse = t.Object({ data: t.Array(DocumentCategory), pagination: ListPagination });
+export const DocumentCategoryListResponse = t.Object({ data: t.Array(DocumentCategory), pagination: ListPagination });
 export const DetachedResponse = t.Object({ detached: t.Literal(true) });
+
+/** `{id}` of a document path: 1..2147483647, anything else is a 404. */
+export const DocumentParams = IdParams;
 
 /** `{identifier}`: sales resolves it (contract §11); a NUL in it is refused by the kit (422). */
 const identifier = t.String({ description: 'Contact id, name, e-mail or CIF' });
@@ -55,10 +34,13 @@ const include = t.Optional(
 );
 
 /** Query of GET /document-categories. */
-export const CategoryListQuery = ListQuery;
+export const DocumentCategoryListQuery = ListQuery;
 
-/** Query of the document lists scoped to a contact or an opportunity. */
-export const ScopedListQuery = listQueryWith({ include });
+const scopedDocumentListQuery = listQueryWith({ include });
+/** Query of GET /contacts/{identifier}/documents. */
+export const ContactDocumentListQuery = scopedDocumentListQuery;
+/** Query of GET /opportunities/{id}/documents. */
+export const OpportunityDocumentListQuery = scopedDocumentListQuery;
 
 /** Query of GET /documents. */
 export const DocumentListQuery = listQueryWith({
@@ -69,10 +51,11 @@ export const DocumentListQuery = listQueryWith({
 });
 
 /**
- * The text fields of an upload form. Multipart values arrive as strings, so they are checked
- * like query values (`queryErrors`), with the shared bounds and messages.
+ * The text fields of an upload (the request body that creates a document, besides its `file`).
+ * Multipart values arrive as strings, so they are checked like query values (`queryErrors`),
+ * with the shared bounds and messages.
  */
-export const UploadFields = Type.Object({
+export const DocumentCreate = Type.Object({
   name: Type.Optional(
     Name({
       pattern: '\\S',
@@ -95,7 +78,7 @@ export const uploadRequestBody = {
         properties: {
           file: { type: 'string' as const, format: 'binary', description: 'The file, at most 20 MB; its extension must match its content' },
           // The same schemas that check the fields (typed loosely: OpenAPI's types predate JSON Schema 2020).
-          ...(UploadFields.properties as Record<string, object>),
+          ...(DocumentCreate.properties as Record<string, object>),
         },
       },
     },

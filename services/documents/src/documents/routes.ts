@@ -1,9 +1,18 @@
-import { Deleted, IdParams, listQuery, requestContext } from '@crm/http';
+import { Deleted, listQuery, requestContext } from '@crm/http';
+import { exactlyOnce } from '@crm/idempotency';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { DocumentsDatabase } from '../db/database.ts';
 import type { Storage } from '../storage/s3.ts';
-import { CategoryListQuery, CategoryListResponse, DocumentListQuery, DocumentListResponse, DocumentResponse, SORTABLE } from './model.ts';
+import {
+  DocumentCategoryListQuery,
+  DocumentCategoryListResponse,
+  DocumentListQuery,
+  DocumentListResponse,
+  DocumentParams,
+  DocumentResponse,
+  SORTABLE,
+} from './model.ts';
 import { LIST_DESCRIPTION, WRITE_DESCRIPTION } from './openapi-text.ts';
 import { documentContent, listCategoryPage, listDocumentPage, loadDocument, readListRequest, removeDocument } from './service.ts';
 
@@ -12,17 +21,21 @@ const tags = ['Documents'];
 /** Downloads are inert in a browser: nothing loads, nothing runs, the page is a unique origin. */
 const DOWNLOAD_CSP = "default-src 'none'; sandbox";
 
-/** Document categories, the document list, one document, its content and its deletion. */
-export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) {
+/**
+ * Document categories, the document list, one document, its content and its deletion (through
+ * `write.db`: exactly-once with an Idempotency-Key, contract §21).
+ */
+export function documentsRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) {
   return new Elysia({ name: 'documents-documents' })
     .use(requestContext)
+    .use(exactlyOnce(db))
     .get(
       '/v1/document-categories',
       // per_page, page, sort, updated_since and the cursor's length were checked (one 422) by `listQuery`.
       ({ query, tenantId }) => listCategoryPage(db, tenantId, readListRequest(query)),
       {
-        ...listQuery(CategoryListQuery, SORTABLE),
-        response: { 200: CategoryListResponse },
+        ...listQuery(DocumentCategoryListQuery, SORTABLE),
+        response: { 200: DocumentCategoryListResponse },
         detail: {
           summary: "List the account's document categories",
           description: `Every account has a "General" category, used when an upload names none. ${LIST_DESCRIPTION}`,
@@ -49,7 +62,7 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
       },
     )
     .get('/v1/documents/:id', async ({ params, tenantId }) => ({ data: await loadDocument(db, tenantId, params.id) }), {
-      params: IdParams,
+      params: DocumentParams,
       response: { 200: DocumentResponse },
       detail: {
         summary: 'Get a document',
@@ -69,7 +82,7 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
         return response;
       },
       {
-        params: IdParams,
+        params: DocumentParams,
         detail: {
           summary: "Download a document's file",
           description:
@@ -86,12 +99,12 @@ export function documentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage) 
     )
     .delete(
       '/v1/documents/:id',
-      async ({ params, tenantId, ifMatch }) => {
-        await removeDocument(db, storage, tenantId, params.id, ifMatch);
+      async ({ params, tenantId, ifMatch, write }) => {
+        await removeDocument(write.db, storage, tenantId, params.id, ifMatch);
         return { deleted: true as const };
       },
       {
-        params: IdParams,
+        params: DocumentParams,
         response: { 200: Deleted },
         detail: {
           summary: 'Delete a document',

@@ -1,25 +1,28 @@
 import { listQuery, requestContext } from '@crm/http';
+import { exactlyOnce } from '@crm/idempotency';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { DocumentsDatabase } from '../db/database.ts';
 import type { SalesDirectory } from '../sales/client.ts';
 import type { Storage } from '../storage/s3.ts';
-import { receiveUpload, uploadReader } from '../uploads/receive.ts';
+import { uploadReader } from '../uploads/receive.ts';
 import { attach, detach, linkContact, unlinkContact } from './links.ts';
 import {
+  ContactDocumentListQuery,
   ContactDocumentParams,
   ContactParams,
   DetachedResponse,
   DocumentListResponse,
   DocumentResponse,
+  OpportunityDocumentListQuery,
   OpportunityDocumentParams,
   OpportunityParams,
-  ScopedListQuery,
   SORTABLE,
   uploadRequestBody,
 } from './model.ts';
 import { LIST_DESCRIPTION, WRITE_DESCRIPTION } from './openapi-text.ts';
-import { createDocument, listDocumentPage, readListRequest } from './service.ts';
+import { listDocumentPage, readListRequest } from './service.ts';
+import { uploadDocument, uploadedObjects } from './upload.ts';
 
 const uploadDescription =
   'multipart/form-data with `file` (required, at most 20 MB = 20 × 1024 × 1024 bytes; 413 payload_too_large beyond, checked while streaming), ' +
@@ -27,11 +30,16 @@ const uploadDescription =
   '(optional, 1..2147483647; defaults to the General category). No other part is accepted, and no value may contain U+0000. Allowed types: pdf, doc, docx, xls, xlsx, csv, txt, png, jpg, jpeg, gif, webp; the ' +
   'extension must match the content (422 on `file` otherwise, and for an empty file).';
 
-/** Document operations under a contact: list, upload, link and unlink (contract §15). */
-export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage, sales: SalesDirectory) {
+/**
+ * Document operations under a contact: list, upload, link and unlink (contract §15). Writes go
+ * through `write.db` (exactly-once with an Idempotency-Key, contract §21).
+ */
+export function contactDocumentsRoutes(db: Kysely<DocumentsDatabase>, storage: Storage, sales: SalesDirectory) {
   const tags = ['Documents', 'Contacts'];
   return new Elysia({ name: 'documents-contact-documents' })
     .use(requestContext)
+    .use(exactlyOnce(db))
+    .use(uploadedObjects(db, storage))
     .get(
       '/v1/contacts/:identifier/documents',
       async ({ params, query, tenantId, requestId }) => {
@@ -42,19 +50,18 @@ export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: St
       },
       {
         params: ContactParams,
-        ...listQuery(ScopedListQuery, SORTABLE),
+        ...listQuery(ContactDocumentListQuery, SORTABLE),
         response: { 200: DocumentListResponse },
         detail: { summary: "List a contact's documents", description: LIST_DESCRIPTION, tags },
       },
     )
     .post(
       '/v1/contacts/:identifier/documents',
-      async ({ params, request, tenantId, requestId, set }) => {
+      async ({ params, request, tenantId, requestId, set, write, uploaded }) => {
         const reader = uploadReader(request);
-        const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
-        const upload = await receiveUpload(reader, tenantId, storage);
+        const target = async () => ({ contactId: await sales.resolveContact({ tenantId, requestId }, params.identifier) });
         set.status = 201;
-        return { data: await createDocument(db, storage, tenantId, upload, { contactId }) };
+        return uploadDocument({ write, uploaded, storage, tenantId, reader, target });
       },
       {
         parse: 'none',
@@ -65,9 +72,9 @@ export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: St
     )
     .put(
       '/v1/contacts/:identifier/documents/:document',
-      async ({ params, tenantId, requestId, ifMatch }) => {
+      async ({ params, tenantId, requestId, ifMatch, write }) => {
         const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
-        return { data: await linkContact(db, tenantId, params.document, contactId, ifMatch) };
+        return { data: await linkContact(write.db, tenantId, params.document, contactId, ifMatch) };
       },
       {
         params: ContactDocumentParams,
@@ -81,9 +88,9 @@ export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: St
     )
     .delete(
       '/v1/contacts/:identifier/documents/:document',
-      async ({ params, tenantId, requestId, ifMatch }) => {
+      async ({ params, tenantId, requestId, ifMatch, write }) => {
         const contactId = await sales.resolveContact({ tenantId, requestId }, params.identifier);
-        return { data: await unlinkContact(db, tenantId, params.document, contactId, ifMatch) };
+        return { data: await unlinkContact(write.db, tenantId, params.document, contactId, ifMatch) };
       },
       {
         params: ContactDocumentParams,
@@ -97,11 +104,16 @@ export function contactDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: St
     );
 }
 
-/** Document operations under an opportunity: list, upload, attach and detach (contract §15). */
-export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage: Storage, sales: SalesDirectory) {
+/**
+ * Document operations under an opportunity: list, upload, attach and detach (contract §15).
+ * Writes go through `write.db` (exactly-once with an Idempotency-Key, contract §21).
+ */
+export function opportunityDocumentsRoutes(db: Kysely<DocumentsDatabase>, storage: Storage, sales: SalesDirectory) {
   const tags = ['Documents', 'Opportunities'];
   return new Elysia({ name: 'documents-opportunity-documents' })
     .use(requestContext)
+    .use(exactlyOnce(db))
+    .use(uploadedObjects(db, storage))
     .get(
       '/v1/opportunities/:id/documents',
       async ({ params, query, tenantId, requestId }) => {
@@ -111,7 +123,7 @@ export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage
       },
       {
         params: OpportunityParams,
-        ...listQuery(ScopedListQuery, SORTABLE),
+        ...listQuery(OpportunityDocumentListQuery, SORTABLE),
         response: { 200: DocumentListResponse },
         detail: {
           summary: "List an opportunity's documents",
@@ -122,12 +134,11 @@ export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage
     )
     .post(
       '/v1/opportunities/:id/documents',
-      async ({ params, request, tenantId, requestId, set }) => {
+      async ({ params, request, tenantId, requestId, set, write, uploaded }) => {
         const reader = uploadReader(request);
-        const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
-        const upload = await receiveUpload(reader, tenantId, storage);
+        const target = async () => ({ opportunityId: await sales.requireOpportunity({ tenantId, requestId }, params.id) });
         set.status = 201;
-        return { data: await createDocument(db, storage, tenantId, upload, { opportunityId }) };
+        return uploadDocument({ write, uploaded, storage, tenantId, reader, target });
       },
       {
         parse: 'none',
@@ -143,9 +154,9 @@ export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage
     )
     .put(
       '/v1/opportunities/:id/documents/:document',
-      async ({ params, tenantId, requestId, ifMatch }) => {
+      async ({ params, tenantId, requestId, ifMatch, write }) => {
         const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
-        return { data: await attach(db, tenantId, params.document, opportunityId, ifMatch) };
+        return { data: await attach(write.db, tenantId, params.document, opportunityId, ifMatch) };
       },
       {
         params: OpportunityDocumentParams,
@@ -159,9 +170,9 @@ export function opportunityDocumentRoutes(db: Kysely<DocumentsDatabase>, storage
     )
     .delete(
       '/v1/opportunities/:id/documents/:document',
-      async ({ params, tenantId, requestId, ifMatch }) => {
+      async ({ params, tenantId, requestId, ifMatch, write }) => {
         const opportunityId = await sales.requireOpportunity({ tenantId, requestId }, params.id);
-        await detach(db, tenantId, params.document, opportunityId, ifMatch);
+        await detach(write.db, tenantId, params.document, opportunityId, ifMatch);
         return { detached: true as const };
       },
       {

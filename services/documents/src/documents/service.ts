@@ -1,4 +1,5 @@
-import { type ListPagination, type ListParams, type ListRequest, listPagination, listRequest } from '@crm/db';
+import type { Document, DocumentCategory } from '@crm/contracts';
+import { inTransaction, type ListPagination, type ListParams, type ListRequest, listPagination, listRequest } from '@crm/db';
 import { writeEvent } from '@crm/events';
 import { AppError, assertIfMatch, type ErrorDetail, mergeDetails, notFound, queryErrors, throwIfInvalid, validationError } from '@crm/http';
 import type { Kysely } from 'kysely';
@@ -6,7 +7,7 @@ import type { DocumentsDatabase } from '../db/database.ts';
 import type { Storage } from '../storage/s3.ts';
 import { isAllowedExtension, mimeTypes } from '../uploads/file-types.ts';
 import type { ReceivedUpload, StoredFile } from '../uploads/receive.ts';
-import { type Document, type DocumentCategory, SORT_TYPES, UploadFields } from './model.ts';
+import { DocumentCreate, SORT_TYPES } from './model.ts';
 import {
   type CategoryRow,
   categoryExists,
@@ -25,7 +26,7 @@ import {
 type Db = Kysely<DocumentsDatabase>;
 
 /** Maps a row to the API's Document (every field present, empty ones null). */
-export function toDocument(row: DocumentRow): Document {
+export function presentDocument(row: DocumentRow): Document {
   return {
     id: row.id,
     name: row.name,
@@ -45,7 +46,7 @@ export function toDocument(row: DocumentRow): Document {
 export async function loadDocument(db: Db, tenantId: string, id: number): Promise<Document> {
   const row = await findDocument(db, tenantId, id);
   if (!row) throw notFound('Document');
-  return toDocument(row);
+  return presentDocument(row);
 }
 
 /**
@@ -70,7 +71,7 @@ export type UploadTarget = { contactId: number } | { opportunityId: number };
  */
 async function validatedFields(db: Db, tenantId: string, upload: ReceivedUpload, file: StoredFile | undefined) {
   const fields = Object.fromEntries(upload.fields);
-  const fromSchema = mergeDetails(upload.problems, queryErrors(UploadFields, fields));
+  const fromSchema = mergeDetails(upload.problems, queryErrors(DocumentCreate, fields));
   const invalid = new Set(fromSchema.map((d) => d.field));
   const name = fields.name ?? file?.baseName ?? '';
   const givenCategory = fields.document_category_id;
@@ -98,7 +99,7 @@ export async function createDocument(
   try {
     const { name, categoryId, problems } = await validatedFields(db, tenantId, upload, file);
     if (problems.length > 0 || !file) throw validationError(problems);
-    return await db.transaction().execute(async (trx) => {
+    return await inTransaction(db, async (trx) => {
       const category = categoryId ?? (await ensureGeneralCategory(trx, tenantId));
       const contactId = 'contactId' in target ? target.contactId : null;
       const id = await insertDocument(trx, {
@@ -169,10 +170,11 @@ export async function listDocumentPage(
 ): Promise<{ data: Document[]; pagination: ListPagination }> {
   const { page, rows } = await listDocuments(db, tenantId, filters, request);
   if (includeMetadata) await fillMissingMetadata(db, storage, tenantId, rows);
-  return { data: rows.map(toDocument), pagination: listPagination(page, request) };
+  return { data: rows.map(presentDocument), pagination: listPagination(page, request) };
 }
 
-const toCategory = (row: CategoryRow): DocumentCategory => ({
+/** Maps a row to the API's DocumentCategory. */
+const presentDocumentCategory = (row: CategoryRow): DocumentCategory => ({
   id: Number(row.id),
   name: row.name,
   created_at: row.created_at.toISOString(),
@@ -183,7 +185,7 @@ const toCategory = (row: CategoryRow): DocumentCategory => ({
 export async function listCategoryPage(db: Db, tenantId: string, request: ListRequest) {
   await ensureGeneralCategory(db, tenantId);
   const { page, rows } = await listCategories(db, tenantId, request);
-  return { data: rows.map(toCategory), pagination: listPagination(page, request) };
+  return { data: rows.map(presentDocumentCategory), pagination: listPagination(page, request) };
 }
 
 /**
@@ -191,10 +193,10 @@ export async function listCategoryPage(db: Db, tenantId: string, request: ListRe
  * the object is removed before the row's deletion commits.
  */
 export async function removeDocument(db: Db, storage: Storage, tenantId: string, id: number, ifMatch?: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     if (!(await lockDocument(trx, tenantId, id))) throw notFound('Document');
     const row = (await findDocument(trx, tenantId, id)) as DocumentRow;
-    assertIfMatch(ifMatch, toDocument(row));
+    assertIfMatch(ifMatch, presentDocument(row));
     await deleteDocument(trx, tenantId, id);
     await writeEvent(trx, { tenantId, type: 'document.deleted', data: { id } });
     await storage.remove(row.storage_key);

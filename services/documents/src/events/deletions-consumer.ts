@@ -1,4 +1,4 @@
-import type { EventEnvelope } from '@crm/contracts';
+import { type EventPayload, eventPayloadErrors } from '@crm/contracts';
 import { PoisonMessageError, startConsumer } from '@crm/events';
 import type { Logger } from '@crm/http';
 import type { Kysely } from 'kysely';
@@ -14,10 +14,12 @@ export interface DeletionsConsumerOptions {
   subjectPrefix: string;
 }
 
-function deletedId(event: EventEnvelope): number {
-  const id = Number((event.data as { id?: unknown } | null)?.id);
-  if (!Number.isSafeInteger(id) || id <= 0) throw new PoisonMessageError(`${event.type} without a numeric data.id`);
-  return id;
+/** The deleted resource's id, once the payload is checked against its type's schema (contract §16). */
+function deletedId(type: 'contact.deleted' | 'opportunity.deleted', data: unknown): number {
+  const problems = eventPayloadErrors(type, data);
+  // A payload that does not conform is never acted on: the consumer terminates it and logs why.
+  if (problems.length > 0) throw new PoisonMessageError(`${type} payload does not conform: ${problems.join('; ')}`);
+  return (data as EventPayload<typeof type>).id;
 }
 
 /**
@@ -35,10 +37,12 @@ export function startDeletionsConsumer({ nc, db, logger, stream, subjectPrefix }
     logger,
     async handle(event) {
       if (event.type === 'contact.deleted') {
-        const cleared = await forgetContact(db, event.tenant_id, deletedId(event));
+        const contactId = deletedId(event.type, event.data);
+        const cleared = await forgetContact(db, event.tenant_id, contactId);
         logger.info('contact links cleared', { event_id: event.id, documents: cleared });
       } else if (event.type === 'opportunity.deleted') {
-        const detached = await forgetOpportunity(db, event.tenant_id, deletedId(event));
+        const opportunityId = deletedId(event.type, event.data);
+        const detached = await forgetOpportunity(db, event.tenant_id, opportunityId);
         logger.info('opportunity attachments cleared', { event_id: event.id, documents: detached });
       }
     },
