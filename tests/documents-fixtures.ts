@@ -258,8 +258,55 @@ export function rawUpload(tenant: TestTenant, path: string, parts: RawPart[]) {
   return tenant.request('POST', path, { raw: body as Uint8Array<ArrayBuffer>, headers: { 'content-type': contentType } });
 }
 
-/** Events the documents service wrote for a tenant (its outbox), oldest first. */
-export async function outboxEvents(stack: Stack, tenantId: string): Promise<string[]> {
-  const { rows } = await stack.sql('select type from documents.outbox where tenant_id = $1 order by seq', [tenantId]);
-  return rows.map((r) => r.type);
+/** An event as the events feed lists it (contract §25): what a webhook receiver gets too. */
+export interface FeedEvent {
+  id: string;
+  type: string;
+  timestamp: string;
+  data: any;
+}
+
+/** Every event the feed lists for the tenant now, oldest first. */
+export async function listedEvents(tenant: TestTenant): Promise<FeedEvent[]> {
+  const events: FeedEvent[] = [];
+  for (let page = 1; ; page++) {
+    const res = await tenant.request('GET', `/v1/events?per_page=100&page=${page}`);
+    if (res.status !== 200) throw new Error(`GET /v1/events → ${res.status} ${res.text}`);
+    events.push(...res.body.data);
+    if (!res.body.pagination.has_more) return events;
+  }
+}
+
+const MARK_NAME = 'feed mark';
+
+/**
+ * The tenant's document events of every write answered before this call, as the feed lists them
+ * (oldest first) — complete, so a test can also see that a refused write added none. A mark (a
+ * text file named `feed mark`, uploaded to a marker contact and deleted again) is written after
+ * them, and the feed is read once the mark's `document.deleted` is listed: documents relays its
+ * outbox in order and the feed lists an event only after every earlier one of the stream, so an
+ * earlier document event is listed by then. The marks' events are left out (each uses a document id).
+ */
+export async function documentEvents(tenant: TestTenant): Promise<FeedEvent[]> {
+  const marker = await createContact(tenant, { name: `feed marker ${crypto.randomUUID()}` });
+  const mark = await uploadToContact(tenant, marker, 'mark.txt', encoder.encode('mark\n'), { name: MARK_NAME });
+  if (mark.status !== 201) throw new Error(`mark upload → ${mark.status} ${mark.text}`);
+  const markId = mark.body.data.id;
+  const gone = await tenant.request('DELETE', `/v1/documents/${markId}`);
+  if (gone.status !== 200) throw new Error(`mark deletion → ${gone.status} ${gone.text}`);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const events = await listedEvents(tenant);
+    if (events.some((e) => e.type === 'document.deleted' && e.data.id === markId)) {
+      const marks = new Set(events.filter((e) => e.type === 'document.created' && e.data.name === MARK_NAME).map((e) => e.data.id));
+      return events.filter((e) => e.type.startsWith('document.') && !marks.has(e.data.id));
+    }
+    if (Date.now() > deadline) throw new Error('the feed did not list the mark within 10 s');
+    await Bun.sleep(50);
+  }
+}
+
+/** The types of the settled document events about one document, oldest first. */
+export async function eventTypesOf(tenant: TestTenant, documentId: number): Promise<string[]> {
+  return (await documentEvents(tenant)).filter((e) => e.data.id === documentId).map((e) => e.type);
 }

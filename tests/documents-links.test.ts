@@ -1,8 +1,14 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type EventType, eventPayloadErrors, newEventId } from '@crm/contracts';
 import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { connect, JSONCodec } from 'nats';
 import {
   createContact,
   createOpportunity,
+  documentEvents,
+  eventTypesOf,
   pdf,
   putObject,
   samples,
@@ -16,14 +22,6 @@ let stack: Stack;
 beforeAll(async () => {
   stack = await sharedStack();
 });
-
-async function outboxTypes(tenantId: string, documentId: number): Promise<string[]> {
-  const { rows } = await stack.sql(
-    `select type from documents.outbox where tenant_id = $1 and (payload->>'id')::bigint = $2 order by seq`,
-    [tenantId, documentId],
-  );
-  return rows.map((r) => r.type);
-}
 
 async function poll<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -91,7 +89,7 @@ describe('contact link rules (spec §3)', () => {
   });
 
   test('events: created, attached, linked, unlinked, linked — one per change, none for the idempotent relink', async () => {
-    expect(await outboxTypes(t.tenantId, id)).toEqual([
+    expect(await eventTypesOf(t, id)).toEqual([
       'document.created',
       'document.attached',
       'document.linked',
@@ -129,7 +127,7 @@ describe('opportunity attachment rules (spec §3)', () => {
     expect(after.body.data).toMatchObject({ id, contact_id: contact, opportunity_ids: [] });
     expect((await t.request('GET', `/v1/documents/${id}/content`)).status).toBe(200);
     expect((await t.request('DELETE', `/v1/opportunities/${opportunity}/documents/${id}`)).status).toBe(404);
-    expect(await outboxTypes(t.tenantId, id)).toEqual(['document.created', 'document.linked', 'document.attached', 'document.detached']);
+    expect(await eventTypesOf(t, id)).toEqual(['document.created', 'document.linked', 'document.attached', 'document.detached']);
   });
 
   test('attach to an unknown opportunity → 404', async () => {
@@ -279,7 +277,11 @@ describe('events in: deletions in sales clear links, documents stay (through NAT
     expect(doc.id).toBe(mine);
     expect((await t.request('GET', `/v1/documents/${mine}/content`)).status).toBe(200);
     expect((await t.request('GET', `/v1/documents/${theirs}`)).body.data.contact_id).toBe(other);
-    expect(await outboxTypes(t.tenantId, mine)).toEqual(['document.created', 'document.linked', 'document.unlinked']);
+    const events = (await documentEvents(t)).filter((e) => e.data.id === mine);
+    expect(events.map((e) => e.type)).toEqual(['document.created', 'document.linked', 'document.unlinked']);
+    // The same payload as the unlink route's: the document as it is now, plus the contact it left.
+    expect(events[2]?.data).toEqual({ ...doc, previous_contact_id: contact });
+    for (const e of events) expect(eventPayloadErrors(e.type as EventType, e.data)).toEqual([]);
   });
 
   test('deleting an opportunity detaches its documents', async () => {
@@ -297,6 +299,48 @@ describe('events in: deletions in sales clear links, documents stay (through NAT
     );
     expect(doc.opportunity_ids).toEqual([o2]);
     expect(doc.contact_id).toBeNull();
+    const events = (await documentEvents(t)).filter((e) => e.data.id === id);
+    expect(events.map((e) => e.type)).toEqual(['document.created', 'document.attached', 'document.attached', 'document.detached']);
+    // The same payload as the detach route's: the document as it is now, plus the opportunity it left.
+    expect(events[3]?.data).toEqual({ ...doc, opportunity_id: o1 });
+    for (const e of events) expect(eventPayloadErrors(e.type as EventType, e.data)).toEqual([]);
+  });
+});
+
+describe('events in that do not conform are terminated, not acted on', () => {
+  test('a contact.deleted whose id is a string is logged and terminated; the links stay, later events go on', async () => {
+    const t = await stack.createTenant();
+    const [kept, deleted] = [await createContact(t), await createContact(t)];
+    const keptDocument = (await uploadToContact(t, kept, 'a.pdf', pdf())).body.data.id;
+    const deletedDocument = (await uploadToContact(t, deleted, 'b.pdf', pdf())).body.data.id;
+    const nc = await connect({ servers: stack.natsUrl.replace(/^nats:\/\//, '') });
+    const bad = newEventId();
+    try {
+      // Not the contract's payload ({ id: integer, reference? }): taken at face value, it would clear the links.
+      const envelope = {
+        id: bad,
+        type: 'contact.deleted',
+        tenant_id: t.tenantId,
+        occurred_at: new Date().toISOString(),
+        data: { id: String(kept) },
+      };
+      await nc.jetstream().publish(`${stack.subjectPrefix}.contact.deleted`, JSONCodec().encode(envelope), { msgID: bad });
+    } finally {
+      await nc.drain();
+    }
+    // A real deletion after it: the consumer takes events in stream order, so once this one is handled the bad one was too.
+    expect((await t.request('DELETE', `/v1/contacts/${deleted}`)).status).toBe(200);
+    await poll(
+      'the real deletion',
+      async () => (await t.request('GET', `/v1/documents/${deletedDocument}`)).body.data.contact_id,
+      (contactId) => contactId === null,
+    );
+    expect((await t.request('GET', `/v1/documents/${keptDocument}`)).body.data.contact_id).toBe(kept);
+    const log = readFileSync(join(stack.logDir, 'documents.log'), 'utf8')
+      .split('\n')
+      .filter((line) => line.includes(bad));
+    expect(log.some((line) => line.includes('event terminated') && line.includes('contact.deleted payload does not conform'))).toBe(true);
+    expect(await eventTypesOf(t, keptDocument)).toEqual(['document.created', 'document.linked']);
   });
 });
 

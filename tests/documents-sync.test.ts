@@ -2,7 +2,7 @@
 // ETags and If-Match on every write that changes a document (§24), through the gateway.
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { type ApiResponse, type Stack, sharedStack, type TestTenant } from '@crm/testing';
-import { createContact, createOpportunity, outboxEvents, uploadToContact, uploadToOpportunity } from './documents-fixtures.ts';
+import { createContact, createOpportunity, documentEvents, uploadToContact, uploadToOpportunity } from './documents-fixtures.ts';
 
 let stack: Stack;
 
@@ -244,7 +244,7 @@ describe('ETags and If-Match (contract §24)', () => {
     const stale = (await get(id)).headers.get('etag') as string;
     expect((await t.request('PUT', `/v1/opportunities/${opportunity2}/documents/${id}`)).status).toBe(200);
     const current = await get(id);
-    const eventsBefore = await outboxEvents(stack, t.tenantId);
+    const eventsBefore = await documentEvents(t);
     const headers = { 'if-match': stale };
     for (const [method, path] of [
       ['PUT', `/v1/contacts/${contactA}/documents/${id}`],
@@ -264,7 +264,7 @@ describe('ETags and If-Match (contract §24)', () => {
     const after = await get(id);
     expect(after.body).toEqual(current.body);
     expect(after.headers.get('etag')).toBe(current.headers.get('etag'));
-    expect(await outboxEvents(stack, t.tenantId)).toEqual(eventsBefore);
+    expect(await documentEvents(t)).toEqual(eventsBefore);
   });
 
   test('the current ETag or * lets the write through; a missing document is still 404', async () => {
