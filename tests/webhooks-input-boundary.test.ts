@@ -555,19 +555,35 @@ describe('nothing from outside the API can poison the consumer or the worker', (
     const marker = crypto.randomUUID().replaceAll('-', '');
     const now = new Date().toISOString();
     const poison = [
-      { id: `evt_nul_id_${marker}\u0000`, type: 'contact.created', tenant_id: t.tenantId, occurred_at: now, data: {} },
-      { id: `evt_nul_tenant_${marker}`, type: 'contact.created', tenant_id: `${t.tenantId}\u0000`, occurred_at: now, data: {} },
-      { id: `evt_nul_type_${marker}`, type: 'contact.created\u0000', tenant_id: t.tenantId, occurred_at: now, data: {} },
-      { id: `evt_bad_date_${marker}`, type: 'contact.created', tenant_id: t.tenantId, occurred_at: '2026-02-30T00:00:00Z', data: {} },
-      { id: `evt_year_0_${marker}`, type: 'contact.created', tenant_id: t.tenantId, occurred_at: '0001-01-01T00:00:00+01:00', data: {} },
-      { id: `evt_long_${marker}${'x'.repeat(300)}`, type: 'contact.created', tenant_id: t.tenantId, occurred_at: now, data: {} },
+      { id: `evt_nul_id_${marker}\u0000`, type: 'contact.created', tenant_id: t.tenantId, occurred_at: now, data: contactData() },
+      { id: `evt_nul_tenant_${marker}`, type: 'contact.created', tenant_id: `${t.tenantId}\u0000`, occurred_at: now, data: contactData() },
+      { id: `evt_nul_type_${marker}`, type: 'contact.created\u0000', tenant_id: t.tenantId, occurred_at: now, data: contactData() },
+      {
+        id: `evt_bad_date_${marker}`,
+        type: 'contact.created',
+        tenant_id: t.tenantId,
+        occurred_at: '2026-02-30T00:00:00Z',
+        data: contactData(),
+      },
+      {
+        id: `evt_year_0_${marker}`,
+        type: 'contact.created',
+        tenant_id: t.tenantId,
+        occurred_at: '0001-01-01T00:00:00+01:00',
+        data: contactData(),
+      },
+      { id: `evt_long_${marker}${'x'.repeat(300)}`, type: 'contact.created', tenant_id: t.tenantId, occurred_at: now, data: contactData() },
     ];
     for (const envelope of poison) await publish(envelope);
     const good = newEventId();
     await publish({ id: good, type: 'contact.created', tenant_id: t.tenantId, occurred_at: now, data: contactData() });
     await receiver.waitFor((all) => all.some((r) => r.body.id === good));
 
-    expect(await terminatedLines(marker, poison.length)).toHaveLength(poison.length);
+    const terminated = await terminatedLines(marker, poison.length);
+    expect(terminated).toHaveLength(poison.length);
+    // Each for its envelope (the payloads conform): the year 0 only when the database refuses it.
+    expect(terminated.filter((line) => line.includes('does not match'))).toEqual([]);
+    expect(terminated.find((line) => line.includes('evt_year_0_'))).toContain('event cannot be stored');
     // Each exactly once, never retried.
     expect(
       webhooksLog()
@@ -608,7 +624,9 @@ describe('nothing from outside the API can poison the consumer or the worker', (
     const lines = await terminatedLines(marker, nonConforming.length);
     expect(lines).toHaveLength(nonConforming.length);
     for (const e of nonConforming) expect(lines.filter((line) => line.includes(e.id))).toHaveLength(1);
-    expect(lines.find((line) => line.includes('evt_wrong_type_'))).toContain('does not match the contact.created schema: /id: must be an integer');
+    expect(lines.find((line) => line.includes('evt_wrong_type_'))).toContain(
+      'does not match the contact.created schema: /id: must be an integer',
+    );
     expect(lines.find((line) => line.includes('evt_unknown_type_'))).toContain('contact.exploded is not a published event type');
     expect(
       webhooksLog()
