@@ -12,6 +12,9 @@ export interface StoredResponse {
   body: Uint8Array;
 }
 
+/** Seconds a client is asked to wait before retrying a key that is still running. */
+const IN_USE_RETRY_AFTER_S = 1;
+
 export type ClaimOutcome =
   | { kind: 'claimed'; token: string }
   | { kind: 'replay'; response: StoredResponse }
@@ -58,7 +61,12 @@ export async function claimIdempotencyKey(
     if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
     if (row.status !== null)
       return { kind: 'replay', response: { status: row.status, headers: row.headers ?? {}, body: row.body ?? new Uint8Array() } };
-    return { kind: 'in_use', retryAfterSeconds: Math.max(1, Math.ceil(Number(row.wait_ms ?? 1000) / 1000)) };
+    // The first request usually ends within a second; the claim's full lock (upstream timeout
+    // plus margin) only matters when its owner died, so ask for a short wait, capped by the lock.
+    return {
+      kind: 'in_use',
+      retryAfterSeconds: Math.max(1, Math.min(IN_USE_RETRY_AFTER_S, Math.ceil(Number(row.wait_ms ?? 1000) / 1000))),
+    };
   }
   return { kind: 'in_use', retryAfterSeconds: 1 };
 }
