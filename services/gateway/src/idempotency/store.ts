@@ -51,24 +51,19 @@ export async function claimIdempotencyKey(
       status: number | null;
       headers: Record<string, string> | null;
       body: Uint8Array | null;
-      wait_ms: number | null;
     }>`
-      select fingerprint, status, headers, body,
-             extract(epoch from (locked_until - now())) * 1000 as wait_ms
+      select fingerprint, status, headers, body
       from idempotency_keys where tenant_id = ${tenantId} and key = ${key}`.execute(db);
     const row = existing.rows[0];
     if (!row) continue; // released between the two statements: try to claim again
     if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
     if (row.status !== null)
       return { kind: 'replay', response: { status: row.status, headers: row.headers ?? {}, body: row.body ?? new Uint8Array() } };
-    // The first request usually ends within a second; the claim's full lock (upstream timeout
-    // plus margin) only matters when its owner died, so ask for a short wait, capped by the lock.
-    return {
-      kind: 'in_use',
-      retryAfterSeconds: Math.max(1, Math.min(IN_USE_RETRY_AFTER_S, Math.ceil(Number(row.wait_ms ?? 1000) / 1000))),
-    };
+    // The first request usually ends within a second; its claim's full lock (upstream timeout
+    // plus margin) only matters when its owner died, so a client is asked for a short wait.
+    return { kind: 'in_use', retryAfterSeconds: IN_USE_RETRY_AFTER_S };
   }
-  return { kind: 'in_use', retryAfterSeconds: 1 };
+  return { kind: 'in_use', retryAfterSeconds: IN_USE_RETRY_AFTER_S };
 }
 
 /** Stores the response of a claimed key, if this request still owns the claim. */
