@@ -12,6 +12,7 @@ import {
   type ContactRow,
   deleteContactRow,
   deleteLocation,
+  findContactByIdentifier,
   findContactRows,
   insertContacts,
   lockContactRows,
@@ -65,9 +66,9 @@ async function requireContactId(db: Db, tenantId: string, identifier: string): P
 
 /** The contact designated by an identifier (contract §11), or 404. */
 export async function getContact(db: Db, tenantId: string, identifier: string): Promise<Contact> {
-  const [contact] = await loadContacts(db, tenantId, [await requireContactId(db, tenantId, identifier)]);
-  if (!contact) throw notFound('Contact');
-  return contact;
+  const row = await findContactByIdentifier(db, tenantId, identifier);
+  if (!row) throw notFound('Contact');
+  return presentContact(row);
 }
 
 /** One page of the tenant's contacts with its pagination object (page or cursor mode). */
