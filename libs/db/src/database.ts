@@ -23,6 +23,7 @@ export const DEFAULT_POOL_MAX = 5;
  */
 export function poolConfig({ url, schema, max = DEFAULT_POOL_MAX }: DbOptions): pg.PoolConfig {
   return {
+    Client: PreparingClient,
     connectionString: url,
     max,
     options: `-c search_path=${schema},public`,
@@ -30,6 +31,29 @@ export function poolConfig({ url, schema, max = DEFAULT_POOL_MAX }: DbOptions): 
     connectionTimeoutMillis: 5000,
     keepAlive: true,
   };
+}
+
+/** SQL texts sent as named prepared statements: text → statement name. */
+const preparedNames = new Map<string, string>();
+
+/**
+ * Marks a constant SQL text as a named prepared statement: each connection of a pool made here
+ * parses and plans it once, then only binds and executes it. For a read with several subqueries
+ * and many candidate indexes, planning is most of its cost (the contact-by-identifier read: about
+ * 0.55 ms of PostgreSQL CPU to plan, 0.07 ms to run). Only for a few constant texts: every
+ * connection keeps each one for its life. Returns the text, to be sent as usual.
+ */
+export function preparedStatement(text: string): string {
+  if (!preparedNames.has(text)) preparedNames.set(text, `crm_prepared_${preparedNames.size + 1}`);
+  return text;
+}
+
+/** pg's client, sending the texts marked by preparedStatement() as named statements. */
+class PreparingClient extends pg.Client {
+  override query(config: any, values?: any, callback?: any): any {
+    const name = typeof config === 'string' && Array.isArray(values) ? preparedNames.get(config) : undefined;
+    return name ? super.query({ name, text: config, values }, callback) : super.query(config, values, callback);
+  }
 }
 
 let statements = 0;

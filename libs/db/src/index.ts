@@ -1,5 +1,4 @@
 export * from './database.ts';
 export * from './list/index.ts';
 export * from './migrations.ts';
-export * from './pagination.ts';
 export * from './transaction.ts';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { EventEnvelope } from '@crm/contracts';
-import type { Logger } from '@crm/http';
 import { connect, type NatsConnection } from 'nats';
 import { PoisonMessageError, startConsumer, TransientError } from './consumer.ts';
+import type { Logger } from './logger.ts';
 import { ensureStream } from './nats.ts';
 
 // Runs against the real NATS server (NATS_URL or the local default) on a stream of its own.

@@ -1,5 +1,4 @@
 import type { EventEnvelope } from '@crm/contracts';
-import type { Logger } from '@crm/http';
 import {
   AckPolicy,
   type ConsumerConfig,
@@ -10,6 +9,7 @@ import {
   type NatsConnection,
   nanos,
 } from 'nats';
+import type { Logger } from './logger.ts';
 import { ensureStream, isNotFound } from './nats.ts';
 
 /** Throw from a handler when a retry later may succeed (a dependency is down): the message is nak'ed with a delay. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import type { Logger } from '@crm/http';
 import { AckPolicy, connect, DeliverPolicy, type NatsConnection, nanos } from 'nats';
 import { durableConfig, ensureConsumer } from './consumer.ts';
+import type { Logger } from './logger.ts';
 import { ensureStream, eventsStreamConfig, serverList } from './nats.ts';
 
 // Runs against the real NATS server (NATS_URL or the local default) on streams of its own.

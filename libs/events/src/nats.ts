@@ -1,5 +1,5 @@
-import type { Logger } from '@crm/http';
 import { connect, type NatsConnection, RetentionPolicy, StorageType, type StreamConfig } from 'nats';
+import type { Logger } from './logger.ts';
 
 /** The servers of a NATS URL setting: one URL or a comma-separated list (a cluster). */
 export function serverList(servers: string | string[]): string[] {

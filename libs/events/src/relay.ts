@@ -1,7 +1,7 @@
 import type { EventEnvelope } from '@crm/contracts';
-import type { Logger } from '@crm/http';
 import { JSONCodec, type NatsConnection } from 'nats';
 import pg from 'pg';
+import type { Logger } from './logger.ts';
 import { ensureStream } from './nats.ts';
 
 export interface RelayOptions {
