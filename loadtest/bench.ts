@@ -10,7 +10,7 @@
 // alike; each ratio is taken within a round and judged on its median over the rounds. Then (b)
 // open-loop (k6) at half its median peak for the p99. Every case prints the generator's CPU
 // share and CPU ms per request of each process. BENCH_PROFILE=1 (or a miss) adds CPU profiles of
-// sales under (a) and the gateway under (b). `--runtime deno` (or BENCH_RUNTIME=deno) runs the
+// the floor, of sales under (a) and of the gateway under (b). `--runtime deno` (or BENCH_RUNTIME=deno) runs the
 // by-id read cases on a Bun stack and a Deno stack, interleaved, and reports Deno/Bun.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -100,12 +100,18 @@ function writeCases(t: BenchTarget): Case[] {
 interface Measured {
   figures: LoadFigures;
   cpu: CpuUse;
+  /** SQL statements per request sent by sales and by the gateway. */
+  statements: { sales: number; gateway: number };
 }
 
 async function measure(c: Case, round: string, seconds: number): Promise<Measured> {
+  const before = await c.target.statements();
   const account = await startCpuAccount(c.target.watched, CORES);
   const figures = await runWrk(c.shape(round), { seconds, connections: CONNECTIONS });
-  return { figures, cpu: await account.stop() };
+  const cpu = await account.stop();
+  const after = await c.target.statements();
+  const per = (n: number) => n / Math.max(1, figures.requests);
+  return { figures, cpu, statements: { sales: per(after.sales - before.sales), gateway: per(after.gateway - before.gateway) } };
 }
 
 wrkBinary(log);
@@ -156,7 +162,7 @@ try {
   say(`runtime${deno ? 's bun and deno' : ' bun'}; nginx workers ${process.env.NGINX_WORKERS ?? 1}; sales, floor: pg pool 5`);
   say();
   say(
-    `${'case'.padEnd(48)} ${'req/s'.padStart(7)} ${'min'.padStart(6)} ${'max'.padStart(6)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'fail'.padStart(5)} ${'wrk%'.padStart(5)} ${'busy%'.padStart(6)}  CPU ms/request: ${GROUPS.join(' ')}`,
+    `${'case'.padEnd(48)} ${'req/s'.padStart(7)} ${'min'.padStart(6)} ${'max'.padStart(6)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'fail'.padStart(5)} ${'wrk%'.padStart(5)} ${'busy%'.padStart(6)}  CPU ms/request: ${GROUPS.join(' ')}  SQL/request: sales gateway`,
   );
   for (const c of cases) {
     const rps = spread(rounds.map((r) => r[c.key]?.figures.rps ?? Number.NaN));
@@ -167,6 +173,13 @@ try {
       ),
     ).join(' ');
     const failed = Math.max(...rounds.map((r) => r[c.key]?.figures.failed ?? 1));
+    const statements = `${f(
+      med(c.key, (m) => m.statements.sales),
+      2,
+    )} ${f(
+      med(c.key, (m) => m.statements.gateway),
+      2,
+    )}`;
     say(
       `${`${c.key.startsWith('deno:') ? '[deno] ' : ''}${c.label}`.padEnd(48)} ${f(rps.median).padStart(7)} ${f(rps.min, 0).padStart(6)} ${f(rps.max, 0).padStart(6)} ${f(
         med(c.key, (m) => m.figures.p50),
@@ -176,7 +189,7 @@ try {
         2,
       ).padStart(
         7,
-      )} ${`${f(failed * 100, 1)}%`.padStart(5)} ${f(med(c.key, (m) => m.cpu.generator * 100)).padStart(5)} ${f(med(c.key, (m) => m.cpu.machine * 100)).padStart(6)}  ${perRequest}`,
+      )} ${`${f(failed * 100, 1)}%`.padStart(5)} ${f(med(c.key, (m) => m.cpu.generator * 100)).padStart(5)} ${f(med(c.key, (m) => m.cpu.machine * 100)).padStart(6)}  ${perRequest}  ${statements}`,
     );
   }
   if (half)
@@ -226,6 +239,7 @@ try {
   if (!deno && (process.env.BENCH_PROFILE === '1' || verdicts.some((v) => !v.ok))) {
     const dir = join(resultsDir, `profile-${when}`);
     for (const [name, key] of [
+      ['floor', 'floor'],
       ['sales', 'a'],
       ['gateway', 'b'],
     ] as const) {

@@ -1,8 +1,8 @@
 // The floor of `npm run bench`: what `GET /v1/contacts/{identifier}` minimally costs on this
 // machine — the runtime's own HTTP server (Bun.serve, or Deno.serve under Deno), the same pg
-// driver and pool size as sales, ONE SQL statement that applies the identifier rule of contract
-// §11 and reads the contact with its location and users, and the same JSON bytes as sales (the
-// bench compares them before measuring). No framework, validation, auth, logs, metrics or ETag.
+// driver and pool size as sales, ONE SQL statement (a named prepared statement: planned once per
+// connection) that applies the identifier rule of contract §11 and reads the contact with its
+// location and users, and the same JSON bytes as sales (the bench compares them before measuring). No framework, validation, auth, logs, metrics or ETag.
 // Env: DATABASE_URL (the stack's), FLOOR_PORT. Tenant from `x-tenant-id`, like a service.
 import pg from 'pg';
 
@@ -40,7 +40,7 @@ async function handle(request: Request): Promise<Response> {
   if (!path.startsWith(PREFIX)) return new Response(null, { status: 404 });
   const identifier = decodeURIComponent(path.slice(PREFIX.length));
   const asId = /^\d+$/.test(identifier) && Number(identifier) <= MAX_ID ? Number(identifier) : null;
-  const { rows } = await pool.query(SQL, [request.headers.get('x-tenant-id'), asId, identifier]);
+  const { rows } = await pool.query({ name: 'contact', text: SQL, values: [request.headers.get('x-tenant-id'), asId, identifier] });
   const row = rows[0];
   if (!row) return new Response('{"error":{"type":"not_found"}}', { status: 404, headers: JSON_TYPE });
   const data = {

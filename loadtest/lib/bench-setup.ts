@@ -35,6 +35,8 @@ export interface BenchTarget {
   internal: Record<string, string>;
   /** Process groups whose CPU is accounted per case. */
   watched: Watched[];
+  /** SQL statements sales and the gateway have sent so far (their `db_queries_total`). */
+  statements(): Promise<{ sales: number; gateway: number }>;
   env: Record<string, string>;
   stop(): Promise<void>;
 }
@@ -140,6 +142,13 @@ export async function startBenchTarget(runtime: Runtime, log: (m: string) => voi
         { label: 'postgres', pids: backends },
       ],
       env: stack.env,
+      async statements() {
+        const count = async (url: string) => {
+          const text = await (await fetch(`${url}/metrics`)).text();
+          return Number(/^db_queries_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? Number.NaN);
+        };
+        return { sales: await count(stack.processes.sales.url), gateway: await count(stack.gatewayOpsUrl) };
+      },
       stop,
     };
     await assertSameBytes(target);

@@ -10,7 +10,7 @@ import { freePort, type ProcessName, repoRoot, waitReady } from '@crm/stack';
  * the profile on exit) and returns the profile's path.
  */
 export async function profileProcess(
-  name: ProcessName,
+  name: ProcessName | 'floor',
   env: Record<string, string>,
   dir: string,
   load: (url: string) => Promise<unknown>,
@@ -18,15 +18,20 @@ export async function profileProcess(
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const bun = join(repoRoot, 'node_modules', '.bin', 'bun');
-  const entry = join(repoRoot, 'services', name, 'src', 'main.ts');
+  const entry = name === 'floor' ? join(repoRoot, 'loadtest', 'floor-server.ts') : join(repoRoot, 'services', name, 'src', 'main.ts');
   // GATEWAY_OPS_PORT=0: its own operations port, never a collision with the stack's gateway.
-  const ports = name === 'gateway' ? { GATEWAY_PORT: String(port), GATEWAY_OPS_PORT: '0' } : { [services[name].portEnv]: String(port) };
+  const ports =
+    name === 'floor'
+      ? { FLOOR_PORT: String(port) }
+      : name === 'gateway'
+        ? { GATEWAY_PORT: String(port), GATEWAY_OPS_PORT: '0' }
+        : { [services[name].portEnv]: String(port) };
   const child = spawn(bun, ['--cpu-prof-md', `--cpu-prof-dir=${dir}`, entry], {
     cwd: repoRoot,
     env: { ...process.env, ...env, ...ports },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  const proc = { name, url: `http://127.0.0.1:${port}`, child, stop: async () => null };
+  const proc = { name: name === 'floor' ? ('sales' as const) : name, url: `http://127.0.0.1:${port}`, child, stop: async () => null };
   await waitReady(proc);
   await load(proc.url);
   child.kill('SIGTERM');

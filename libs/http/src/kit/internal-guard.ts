@@ -5,18 +5,18 @@ import { AppError } from '../errors.ts';
 import { headers, type RequestScope } from './request-scope.ts';
 
 /** Compares a presented credential in constant time (no timing oracle on the internal token). */
-function sameSecret(presented: string | null, expected: string): boolean {
+function sameSecret(presented: string | null, expected: Buffer): boolean {
   if (presented === null) return false;
   const a = Buffer.from(presented);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return a.length === expected.length && timingSafeEqual(a, expected);
 }
 
 /** A guard returning the refusal for a request, or undefined to let it through. */
 export function internalGuard(internalToken: string, openPaths: ReadonlySet<string>) {
+  const expected = Buffer.from(internalToken);
   return (request: Request, scope: RequestScope): AppError | undefined => {
     if (openPaths.has(scope.path)) return undefined;
-    if (!sameSecret(request.headers.get(headers.internalToken), internalToken))
+    if (!sameSecret(request.headers.get(headers.internalToken), expected))
       return new AppError('unauthorized', 'Missing or invalid internal credential');
     if (scope.path.startsWith('/v1/') && !request.headers.get(headers.tenant))
       return new AppError('unauthorized', 'Missing tenant context');

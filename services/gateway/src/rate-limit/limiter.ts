@@ -1,8 +1,15 @@
+import { preparedStatement } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from '../db/database.ts';
 import { emissionInterval, PERIOD_MS, SLACK_MS } from './gcra.ts';
 import type { Budget } from './policy.ts';
 import { type RateVerdict, verdictOf } from './verdict.ts';
+
+// One constant text, sent as a named prepared statement with its values: no query building per
+// call, and PostgreSQL parses and plans it once per connection.
+const CONSUME = preparedStatement<{ base_ms: number; granted: number; now_ms: number }>(
+  'select base_ms, granted, now_ms from gcra_consume($1, $2::integer, $3::float8, $4::float8, $5::float8)',
+);
 
 interface Waiter {
   resolve: (verdict: RateVerdict) => void;
@@ -34,11 +41,7 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>) {
     const { budget, waiters } = batch;
     const interval = emissionInterval(budget.limit);
     try {
-      const { rows } = await sql<{ base_ms: number; granted: number; now_ms: number }>`
-        select base_ms, granted, now_ms
-        from gcra_consume(${bucket}, ${waiters.length}::integer, ${interval}::float8, ${PERIOD_MS}::float8, ${SLACK_MS}::float8)`.execute(
-        db,
-      );
+      const { rows } = await db.executeQuery(CONSUME.compile([bucket, waiters.length, interval, PERIOD_MS, SLACK_MS]));
       const row = rows[0] as { base_ms: number; granted: number; now_ms: number };
       const base = Number(row.base_ms);
       const now = Number(row.now_ms);

@@ -1,4 +1,5 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import { preparedStatement } from '@crm/db';
+import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 
 const MAX_ID = 2_147_483_647; // ids are Postgres `integer`
@@ -24,7 +25,7 @@ export function identifierParameters(tenantId: string, identifier: string): [str
   return [tenantId, asId, identifier];
 }
 
-const RESOLVE = `select ${IDENTIFIED_CONTACT_ID} as id`;
+const RESOLVE = preparedStatement<{ id: number | null }>(`select ${IDENTIFIED_CONTACT_ID} as id`);
 
 /** Resolves a contact `{identifier}` inside one tenant (contract §11) to its id; undefined when none matches. */
 export async function resolveContactIdentifier(
@@ -32,6 +33,6 @@ export async function resolveContactIdentifier(
   tenantId: string,
   identifier: string,
 ): Promise<number | undefined> {
-  const { rows } = await db.executeQuery<{ id: number | null }>(CompiledQuery.raw(RESOLVE, identifierParameters(tenantId, identifier)));
+  const { rows } = await db.executeQuery(RESOLVE.compile(identifierParameters(tenantId, identifier)));
   return rows[0]?.id ?? undefined;
 }
