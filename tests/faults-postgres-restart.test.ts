@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { canConnect, freePort } from '@crm/stack';
+import { canConnect } from '@crm/stack';
 import { type Stack, send, startStack, type TestTenant } from '@crm/testing';
 import { connect } from 'nats';
+import { type OwnPostgres, startOwnPostgres } from './own-postgres.ts';
 
 // A PostgreSQL of the test's own (initdb as the `postgres` OS user in a temporary directory, on a
 // free port; never the shared local cluster), crashed (`pg_ctl stop -m immediate`) and started
@@ -19,61 +16,17 @@ const UPSTREAM_TIMEOUT_MS = 15_000;
 /** "Quickly": an answer during the outage takes at most this long. */
 const QUICK_MS = 2000;
 
-const bin = (() => {
-  const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)) : [];
-  const dir = versions.map((v) => `/usr/lib/postgresql/${v}/bin`).find((d) => existsSync(join(d, 'initdb')));
-  if (!dir) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin');
-  return (name: string) => join(dir, name);
-})();
-
-let root: string;
-let dataDir: string;
-let port: number;
+let postgres: OwnPostgres;
 let stack: Stack;
 
-/** Runs a PostgreSQL tool as the `postgres` OS user (initdb and the server refuse root). */
-function asPostgres(args: string[]) {
-  const isPostgres = spawnSync('id', ['-un'], { encoding: 'utf8' }).stdout.trim() === 'postgres';
-  const command = isPostgres ? args : ['runuser', '-u', 'postgres', '--', ...args];
-  const result = spawnSync(command[0] as string, command.slice(1), { encoding: 'utf8', timeout: 60_000 });
-  if (result.status !== 0) throw new Error(`${args.join(' ')} failed: ${result.stderr}${result.stdout}`);
-  return result.stdout;
-}
-
-/** Runs a PostgreSQL tool as the `postgres` user without blocking the event loop (the load keeps going). */
-function asPostgresAsync(args: string[]): Promise<void> {
-  const isPostgres = spawnSync('id', ['-un'], { encoding: 'utf8' }).stdout.trim() === 'postgres';
-  const command = isPostgres ? args : ['runuser', '-u', 'postgres', '--', ...args];
-  return new Promise((resolve, reject) => {
-    const child = spawn(command[0] as string, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${args.join(' ')} failed (${code}): ${stderr}`))));
-  });
-}
-
-const pgCtl = (...args: string[]) => asPostgresAsync([bin('pg_ctl'), '-D', dataDir, ...args]);
-const startPostgres = () =>
-  pgCtl('-l', join(root, 'postgres.log'), '-w', '-t', '30', '-o', `-p ${port} -k ${root} -c listen_addresses=127.0.0.1`, 'start');
-
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), 'crm-pg-restart-'));
-  const uid = Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout.trim());
-  const gid = Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim());
-  if (process.getuid?.() === 0) chownSync(root, uid, gid);
-  dataDir = join(root, 'data');
-  asPostgres([bin('initdb'), '-D', dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
-  port = await freePort();
-  await startPostgres();
-  stack = await startStack({ baseDb: `postgres://postgres@127.0.0.1:${port}/postgres` });
+  postgres = await startOwnPostgres('crm-pg-restart-');
+  stack = await startStack({ baseDb: postgres.url });
 }, 180_000);
 
 afterAll(async () => {
   await stack?.stop();
-  if (dataDir && existsSync(join(dataDir, 'postmaster.pid'))) await pgCtl('-m', 'immediate', '-w', 'stop').catch(() => {});
-  if (root) rmSync(root, { recursive: true, force: true });
+  await postgres?.remove();
 }, 60_000);
 
 interface Answer {
@@ -132,11 +85,11 @@ test('PostgreSQL crashes and comes back under a write load: quick 503s meanwhile
   // The crash: no shutdown checkpoint, every connection cut, unlogged tables reset on recovery.
   phase = 'during';
   const stopping = Date.now();
-  await pgCtl('-m', 'immediate', '-w', 'stop');
+  await postgres.crash();
   const downAt = Date.now();
   await sleep(OUTAGE_MS);
   // Crash recovery runs while the load goes on ("the database system is starting up").
-  await startPostgres();
+  await postgres.start();
   const upAt = Date.now();
   phase = 'after';
 
@@ -243,5 +196,5 @@ test('PostgreSQL crashes and comes back under a write load: quick 503s meanwhile
     expect(p.child.exitCode).toBeNull();
     expect(p.child.pid).toBe(pids[name] as number);
   }
-  expect(await canConnect('127.0.0.1', port)).toBe(true);
+  expect(await canConnect('127.0.0.1', postgres.port)).toBe(true);
 }, 90_000);

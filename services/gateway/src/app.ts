@@ -55,7 +55,11 @@ export function createApp(deps: GatewayDeps) {
   const sales = createInternalClient({ service: 'sales', baseUrl: urls.sales, token: config.INTERNAL_TOKEN });
   const auth = createAuthenticator(db, deps.nc, config.AUTH_CACHE_MS);
   const limiter = createRateLimiter(db);
-  const audit = createAuditRecorder(db, logger, { flushMs: config.AUDIT_FLUSH_MS, batchSize: config.AUDIT_BATCH_SIZE });
+  const audit = createAuditRecorder(db, logger, {
+    flushMs: config.AUDIT_FLUSH_MS,
+    batchSize: config.AUDIT_BATCH_SIZE,
+    maxBufferedBytes: config.AUDIT_BUFFER_MAX_MB * 1024 * 1024,
+  });
   const purges = [
     startIdempotencyPurge(db, logger, config.PURGE_INTERVAL_MS),
     startIdleBucketPurge(limiter, logger, config.PURGE_INTERVAL_MS),

@@ -30,6 +30,14 @@ export const GatewayEnv = Type.Object({
   IDEMPOTENCY_CLAIM_MARGIN_MS: Type.Integer({ minimum: 0, default: 5000 }),
   AUDIT_FLUSH_MS: Type.Integer({ minimum: 10, default: 500 }),
   AUDIT_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 500 }),
+  /** Memory the audit entries waiting for the database may take; beyond it new entries are dropped and counted. */
+  AUDIT_BUFFER_MAX_MB: Type.Integer({ minimum: 1, maximum: 4096, default: 64 }),
+  /** Audit records are deleted this many days after they were made. */
+  AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36500, default: 90 }),
+  /** How often the audit retention purge runs (its first run is 10 s after start, or sooner). */
+  AUDIT_PURGE_INTERVAL_MS: Type.Integer({ minimum: 100, default: 600_000 }),
+  /** Audit records deleted per purge statement. */
+  AUDIT_PURGE_BATCH: Type.Integer({ minimum: 1, maximum: 100_000, default: 1000 }),
   /** How often expired idempotency records (older than 24 h) and refilled rate-limit buckets are deleted. */
   PURGE_INTERVAL_MS: Type.Integer({ minimum: 100, default: 60_000 }),
   TLS_CERT_FILE: Type.Optional(Type.String()),

@@ -1,4 +1,4 @@
-import type { Logger } from '@crm/http';
+import { type Logger, registerCounter } from '@crm/http';
 import type { Insertable, Kysely } from 'kysely';
 import type { AuditLogsTable, GatewayDatabase } from '../db/database.ts';
 import { insertAuditEntries } from './repo.ts';
@@ -6,8 +6,16 @@ import { insertAuditEntries } from './repo.ts';
 export type AuditEntry = Insertable<AuditLogsTable>;
 
 export interface AuditRecorderOptions {
+  /** Writes start at least this far apart; an entry waits at most this long while the database is up. */
   flushMs: number;
+  /** Entries per insert; this many waiting start a write at once. */
   batchSize: number;
+  /** Bytes of entries held in memory at most (estimated by `entryBytes`); beyond, new ones are dropped and counted. */
+  maxBufferedBytes?: number;
+  /** Longest pause between retries of a failed write (default 5000 ms). */
+  retryMaxMs?: number;
+  /** How long `stop()` keeps retrying before it gives up on what is left (default 5000 ms). */
+  shutdownMs?: number;
 }
 
 /** Query parameters whose values never reach the audit log. */
@@ -64,28 +72,127 @@ function isDataError(error: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
 }
 
+/** Memory the waiting entries may take by default: 64 MB, about 110,000 typical records. */
+export const AUDIT_BUFFER_MAX_BYTES_DEFAULT = 64 * 1024 * 1024;
+
 /**
- * Collects audit entries in memory and writes them in multi-row inserts, off the request
- * path: every `flushMs`, or sooner once `batchSize` are waiting. `stop()` (SIGTERM, after the
- * server has finished its in-flight requests) writes everything still buffered. A failed
- * write keeps its entries for the next attempt, unless the database refused an entry itself.
+ * What an entry costs in memory, estimated: its text (one byte per character, as the runtime
+ * stores ASCII text) plus 250 bytes for the object, its numbers and its date. Measured with Bun
+ * 1.4 on 100,000 typical entries (UUIDs, a browser user agent): 570 bytes each, as estimated.
+ */
+export function entryBytes(entry: AuditEntry): number {
+  let bytes = 250;
+  for (const field of TEXT_FIELDS) {
+    const value = entry[field];
+    if (typeof value === 'string') bytes += value.length;
+  }
+  return bytes;
+}
+
+let droppedTotal = 0;
+let failedWritesTotal = 0;
+registerCounter(
+  'audit_entries_dropped_total',
+  'Audit entries dropped because the buffer was full (database unavailable too long)',
+  () => droppedTotal,
+);
+registerCounter('audit_write_failures_total', 'Audit batch inserts that failed and were retried', () => failedWritesTotal);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Collects audit entries in memory and writes them in multi-row inserts, off the request path.
+ *
+ * - **When**: a write starts as soon as an entry is waiting and the previous write started at
+ *   least `flushMs` ago — so on an idle gateway a record is stored within milliseconds of the
+ *   answer, and a busy one writes once per `flushMs` with everything gathered meanwhile (or at
+ *   once when `batchSize` entries wait).
+ * - **Failures**: a batch the database does not take (down, restarting, no connection) stays in
+ *   the buffer, in order, and is retried with back-off: `flushMs` doubled per consecutive failure,
+ *   at most `retryMaxMs`. An entry the database refuses for its data (SQLSTATE class 22/23) is
+ *   dropped alone, logged with its request id.
+ * - **Bound**: the waiting entries take at most `maxBufferedBytes` (estimated). Beyond that a new entry is dropped
+ *   (never blocking the request): counted in `audit_entries_dropped_total` and logged, with the
+ *   count, at the next write attempt.
+ * - **Shutdown**: `stop()` (SIGTERM, after the server has finished its in-flight requests)
+ *   writes everything, retrying for up to `shutdownMs`, and logs what it could not write.
+ *
+ * A batch whose insert committed but whose acknowledgement was lost (the connection broke at
+ * that instant) is written again: a retry can duplicate records, never lose them.
  */
 export function createAuditRecorder(db: Kysely<GatewayDatabase>, logger: Logger, options: AuditRecorderOptions) {
+  const { flushMs, batchSize } = options;
+  const maxBufferedBytes = options.maxBufferedBytes ?? AUDIT_BUFFER_MAX_BYTES_DEFAULT;
+  const retryMaxMs = Math.max(options.retryMaxMs ?? 5000, flushMs);
+  const shutdownMs = options.shutdownMs ?? 5000;
   let buffer: AuditEntry[] = [];
-  let flushing: Promise<void> | undefined;
+  /** Estimated bytes of `buffer` (entryBytes of each). */
+  let bufferedBytes = 0;
+  let writing: Promise<boolean> | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timerAt = 0;
+  let lastWriteAt = Number.NEGATIVE_INFINITY;
+  /** Consecutive failed writes: while > 0 the retry timer alone starts writes. */
+  let failures = 0;
+  /** Dropped since the last report. */
+  let dropped = 0;
+  let stopping = false;
 
-  async function writeBuffered(): Promise<void> {
-    while (buffer.length > 0) {
-      const batch = buffer.slice(0, options.batchSize);
+  /** Arms the write timer `delayMs` from now, unless it is already armed to fire sooner. */
+  function schedule(delayMs: number): void {
+    if (stopping) return;
+    const at = performance.now() + delayMs;
+    if (timer !== undefined && timerAt <= at) return;
+    if (timer !== undefined) clearTimeout(timer);
+    timerAt = at;
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        void write(false);
+      },
+      Math.max(0, delayMs),
+    );
+  }
+
+  const nextDue = () => Math.max(0, lastWriteAt + flushMs - performance.now());
+  const backoff = () => Math.min(flushMs * 2 ** Math.min(failures - 1, 20), retryMaxMs);
+
+  /** One write at a time; joins the one under way. `all`: everything, else what is due. */
+  function write(all: boolean): Promise<boolean> {
+    writing ??= writeBuffered(all).finally(() => {
+      writing = undefined;
+      reportDropped();
+      if (buffer.length === 0) return;
+      if (failures > 0) schedule(backoff());
+      else schedule(buffer.length >= batchSize ? 0 : nextDue());
+    });
+    return writing;
+  }
+
+  /** Writes the waiting entries in batches (only full batches after the first unless `all`); false on a failure. */
+  async function writeBuffered(all: boolean): Promise<boolean> {
+    lastWriteAt = performance.now();
+    for (let first = true; buffer.length > 0 && (all || first || buffer.length >= batchSize); first = false) {
+      const batch = buffer.slice(0, batchSize);
       try {
         await insertAuditEntries(db, batch);
-        buffer = buffer.slice(batch.length);
+        removeFirst(batch.length);
       } catch (error) {
         if (isDataError(error) && (await writeOneByOne(batch.length))) continue;
-        logger.error('audit write failed; will retry', { error, pending: buffer.length });
-        return;
+        failures += 1;
+        failedWritesTotal += 1;
+        logger.error('audit write failed; will retry', {
+          error,
+          pending: buffer.length,
+          failures,
+          retry_in_ms: stopping ? undefined : backoff(),
+        });
+        return false;
       }
     }
+    if (failures > 0) logger.info('audit writes resumed', { after_failures: failures });
+    failures = 0;
+    return true;
   }
 
   /**
@@ -102,33 +209,62 @@ export function createAuditRecorder(db: Kysely<GatewayDatabase>, logger: Logger,
         if (!isDataError(error)) return false;
         logger.error('audit entry refused by the database; dropped', { error, request_id: entry.request_id });
       }
-      buffer.shift();
+      removeFirst(1);
     }
     return true;
   }
 
-  function flush(): Promise<void> {
-    flushing ??= writeBuffered().finally(() => {
-      flushing = undefined;
-    });
-    return flushing;
+  function removeFirst(count: number): void {
+    for (const entry of buffer.slice(0, count)) bufferedBytes -= entryBytes(entry);
+    buffer = buffer.slice(count);
+    if (buffer.length === 0) bufferedBytes = 0;
   }
 
-  const timer = setInterval(() => void flush(), options.flushMs);
+  function reportDropped(): void {
+    if (dropped === 0) return;
+    logger.error('audit buffer full; entries dropped', {
+      dropped,
+      buffered: buffer.length,
+      buffered_bytes: bufferedBytes,
+      max_bytes: maxBufferedBytes,
+    });
+    dropped = 0;
+  }
+
+  /** Writes everything buffered now (joining a write under way); stops at the first failure. */
+  async function flush(): Promise<void> {
+    while (buffer.length > 0) if (!(await write(true))) return;
+  }
 
   return {
     /** Queues one entry; never waits for the database. */
     record(entry: AuditEntry): void {
-      buffer.push(storableEntry(entry));
-      if (buffer.length >= options.batchSize) void flush();
+      const storable = storableEntry(entry);
+      const bytes = entryBytes(storable);
+      if (bufferedBytes + bytes > maxBufferedBytes) {
+        dropped += 1;
+        droppedTotal += 1;
+        return;
+      }
+      buffer.push(storable);
+      bufferedBytes += bytes;
+      if (failures > 0) return; // the retry timer is armed
+      schedule(buffer.length >= batchSize ? 0 : nextDue());
     },
     flush,
+    /** Entries waiting in memory. */
+    pending: () => buffer.length,
     async stop(): Promise<void> {
-      clearInterval(timer);
-      for (let attempt = 0; attempt < 5 && buffer.length > 0; attempt++) {
+      stopping = true;
+      if (timer !== undefined) clearTimeout(timer);
+      const deadline = performance.now() + shutdownMs;
+      for (let attempt = 0; ; attempt++) {
         await flush();
-        if (buffer.length > 0) await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+        const left = deadline - performance.now();
+        if (buffer.length === 0 || left <= 0) break;
+        await sleep(Math.min(200 * 2 ** attempt, left));
       }
+      reportDropped();
       if (buffer.length > 0) logger.error('audit entries lost at shutdown', { lost: buffer.length });
     },
   };

@@ -4,6 +4,7 @@ import { m0003UnloggedRateLimits } from './0003_unlogged_rate_limits.ts';
 import { m0004GcraConsume } from './0004_gcra_consume.ts';
 import { m0005InputBounds } from './0005_input_bounds.ts';
 import { m0006GcraConsumeParameters } from './0006_gcra_consume_parameters.ts';
+import { m0007AuditRetention } from './0007_audit_retention.ts';
 
 /** Gateway migrations in order; append only. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   m0004GcraConsume,
   m0005InputBounds,
   m0006GcraConsumeParameters,
+  m0007AuditRetention,
 ];
