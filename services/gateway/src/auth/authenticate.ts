@@ -12,22 +12,6 @@ export interface Principal {
   writePerMinute: number;
 }
 
-// The bridge into Elysia for the gateway-owned /v1 routes (GET /v1/audit-logs): Elysia's route
-// context cannot be given anything from outside, so the pipeline's route stage leaves the
-// principal here, keyed by the request, just before it calls the route. Nothing else uses it; the
-// pipeline's stages pass the principal in the request's context (pipeline/context.ts).
-const principals = new WeakMap<Request, Principal>();
-
-/** Hands the verified principal to the gateway-owned route about to serve this request. */
-export function setPrincipal(request: Request, principal: Principal): void {
-  principals.set(request, principal);
-}
-
-/** The principal of a request a gateway-owned /v1 route serves (set by the pipeline's route stage). */
-export function principalOf(request: Request): Principal | undefined {
-  return principals.get(request);
-}
-
 /**
  * Resolves `x-api-key` to a tenant. Hits are cached for at most `cacheMs` (≤ 5 s) and evicted
  * on every replica as soon as a key rotation or limit change is announced on NATS. The cache is

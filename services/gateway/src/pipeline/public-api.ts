@@ -3,7 +3,7 @@ import { AppError, ERROR_TYPE_HEADER, errorResponse, type Logger, unavailableErr
 import type { Kysely } from 'kysely';
 import type { AuditEntry, AuditRecorder } from '../audit/recorder.ts';
 import { redactQuery } from '../audit/recorder.ts';
-import { type Authenticator, type Principal, setPrincipal } from '../auth/authenticate.ts';
+import type { Authenticator, Principal } from '../auth/authenticate.ts';
 import type { CorsPolicy } from '../cors/cors.ts';
 import type { GatewayDatabase } from '../db/database.ts';
 import type { ServiceUrls } from '../health/health.ts';
@@ -87,9 +87,8 @@ export function createPublicApi(deps: PublicApiDeps) {
       if (!methods.includes(ctx.method)) {
         throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`, undefined, { allow: methods.join(', ') });
       }
-      // Elysia's route context cannot be given anything from outside: the principal crosses into
-      // the gateway-owned route keyed by the request (see the README, "Conventions").
-      setPrincipal(ctx.request, principal);
+      // The gateway-owned route reads the verified tenant from the kit's scope (`tenantId` in its context).
+      ctx.scope.tenantId = principal.tenantId;
       return deps.localFetch(ctx.request);
     }
     const service: ServiceName | undefined = owningService(ctx.path);
