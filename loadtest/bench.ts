@@ -3,15 +3,17 @@
 // connections for BENCH_SECONDS each):
 //   floor  GET /v1/contacts/{id} from loadtest/floor-server.ts (runtime server + pg, one statement)
 //   (a)    the same straight to sales (internal headers), (b) through the gateway with every policy
-//   on, (c) through Debian's nginx as a bare reverse proxy to sales; floor and (a) by name and by
+//   on, (c) through Debian's nginx as a bare reverse proxy to sales, (p) through
+//   loadtest/proxy-floor.ts (the runtime's server + fetch, no policy); floor and (a) by name and by
 //   e-mail too; (d) POST /v1/contacts through the gateway with a fresh Idempotency-Key per request,
 //   (e) the same POST straight to sales with the same header.
 // All cases run back to back in each of BENCH_ROUNDS (3) rounds, so machine noise hits every case
 // alike; each ratio is taken within a round and judged on its median over the rounds. Then (b)
-// open-loop (k6) at half its median peak for the p99. Every case prints the generator's CPU
-// share and CPU ms per request of each process. BENCH_PROFILE=1 (or a miss) adds CPU profiles of
-// the floor, of sales under (a) and of the gateway under (b). `--runtime deno` (or BENCH_RUNTIME=deno) runs the
-// by-id read cases on a Bun stack and a Deno stack, interleaved, and reports Deno/Bun.
+// open-loop (k6) at half its median peak for the p99. Every case prints the generator's CPU share,
+// CPU ms per request of each process and SQL statements per request. BENCH_PROFILE=1 (or a miss)
+// adds CPU profiles of the floor, of sales under (a) and of the gateway under (b).
+// `--runtime deno` (or BENCH_RUNTIME=deno) runs the by-id read cases on a Bun stack and a Deno
+// stack, interleaved, and reports Deno/Bun.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +35,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const HALF_SECONDS = Number(process.env.BENCH_HALF_SECONDS ?? 15);
 const CORES = cpus().length;
-const GROUPS = ['floor', 'sales', 'gateway', 'nginx', 'postgres'];
+const GROUPS = ['floor', 'sales', 'gateway', 'nginx', 'proxy', 'postgres'];
 const when = stamp();
 const log = (m: string) => console.log(`[bench] ${m}`);
 const out: string[] = [];
@@ -66,6 +68,7 @@ function readCases(t: BenchTarget, kinds: ('id' | 'name' | 'email')[], prefix = 
         ? [
             { key: `${prefix}b`, label: '(b) GET by id via gateway (all policies)', target: t, shape: get(t.urls.gateway + p, api) },
             { key: `${prefix}c`, label: '(c) GET by id via nginx (bare proxy)', target: t, shape: get(t.urls.nginx + p, {}) },
+            { key: `${prefix}p`, label: '(p) GET by id via runtime server + fetch', target: t, shape: get(t.urls.proxy + p, {}) },
           ]
         : []),
     ];
@@ -202,9 +205,11 @@ try {
     { name: 'b/c (gateway/nginx) ≥ 0.8', over: 'b', under: 'c', atLeast: 0.8 },
     { name: 'b/a (gateway/direct) ≥ 0.75', over: 'b', under: 'a', atLeast: 0.75 },
     { name: 'c/a (nginx/direct)', over: 'c', under: 'a' },
+    { name: 'p/a (bare runtime proxy/direct)', over: 'p', under: 'a' },
+    { name: 'b/p (gateway/bare runtime proxy)', over: 'b', under: 'p' },
   ];
   if (deno) {
-    for (const k of ['floor', 'a', 'b', 'c']) checks.push({ name: `Deno/Bun ${k}`, over: `deno:${k}`, under: k });
+    for (const k of ['floor', 'a', 'b', 'c', 'p']) checks.push({ name: `Deno/Bun ${k}`, over: `deno:${k}`, under: k });
     checks.push(
       { name: '[deno] a/floor by id', over: 'deno:a', under: 'deno:floor' },
       { name: '[deno] b/c', over: 'deno:b', under: 'deno:c' },

@@ -67,3 +67,5 @@ const g = globalThis as any;
 const port = Number(process.env.FLOOR_PORT);
 if (g.Bun) g.Bun.serve({ port, hostname: '127.0.0.1', fetch: handle });
 else g.Deno.serve({ port, hostname: '127.0.0.1', onListen() {} }, handle);
+// Exit normally on SIGTERM, so that a profiled run (`bun --cpu-prof-md`) writes its profile.
+process.on('SIGTERM', () => process.exit(0));

@@ -7,11 +7,15 @@
 //     event type that must receive every event written exactly once;
 //   phase B: crud-mix again; one replica of each kind is killed (SIGKILL) a third of the way in,
 //     and at half-time the NATS node leading the events stream is SIGKILLed and started again
-//     SCALE_NATS_OUTAGE_S later. The run must complete, no write k6 saw accepted may be missing
-//     from the database, every event written must be delivered (at least once), and the surviving
-//     processes must have carried on without a restart.
+//     SCALE_NATS_OUTAGE_S later; a probe calls every kind through the gateway balancer meanwhile
+//     (outage lengths, time to recover). The run must complete; the clients retry every keyed
+//     write with the same key until the answer is not a 5xx (WRITE_RETRIES 200), so the contacts,
+//     orders and documents rows must equal the writes they saw accepted, exactly; every event
+//     written must be delivered (at least once: duplicates are counted, and each must come from
+//     the webhooks replica killed after the receiver's 2xx); the surviving processes must have
+//     carried on without a restart.
 // Knobs: SCALE_DURATION (60s, phase B), SCALE_KILL_SIGNAL (SIGKILL), SCALE_NATS_OUTAGE_S (8),
-// WEBHOOK_WAIT_S (120).
+// WEBHOOK_WAIT_S (120), SCALE_PROBE_MS (250).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ProcessName, streamCluster } from '@crm/stack';
@@ -38,6 +42,11 @@ const verdicts: Verdict[] = [];
 const relaxedLatency = { P95_MS: '5000', P99_MS: '20000', READ_P95_MS: '5000' };
 const runs: K6Run[] = [];
 const killed: string[] = [];
+/** When each kind's second replica was killed (epoch ms). */
+const killedAt = new Map<ProcessName, number>();
+/** Clients retry a keyed write with the same key until the answer is not a 5xx (k6's mix, WRITE_RETRIES). */
+const retryUntilAnswered = { WRITE_RETRIES: '200' };
+const probeEveryMs = Number(process.env.SCALE_PROBE_MS ?? 250);
 /** What happened to the NATS node killed in phase B, and how long recovery took. */
 const natsFault: {
   node?: string;
@@ -63,7 +72,7 @@ try {
   verdicts.push({ name: 'rate limits exact across 2 gateway replicas', ok: passed(rateLimit), detail: verdictDetails(rateLimit) });
 
   log('phase A: crud-mix with a webhook, all replicas up…');
-  const a = await mixWithWebhook('a', { DURATION: '30s', ...relaxedLatency });
+  const a = await mixWithWebhook('a', { DURATION: '30s', ...relaxedLatency, ...retryUntilAnswered });
   runs.push(a.run);
   verdicts.push(...(await writesKept(a.run, a.tenant, 'phase A')));
   verdicts.push(await eventsDelivered(a.tenant, 'a', true));
@@ -75,6 +84,7 @@ try {
   const natsKillAfterS = seconds(phaseBDuration) / 2 + 5;
   log(`phase B: SIGKILL to the NATS node leading the events stream after ${natsKillAfterS}s, restarted ${natsOutageS}s later…`);
   const pidsBefore = survivorPids(cluster);
+  const probe = await startProbe();
   let natsFaultDone: Promise<void> = Promise.resolve();
   const natsKiller = setTimeout(() => {
     natsFaultDone = killNatsLeader(cluster);
@@ -85,17 +95,20 @@ try {
     P95_MS: '5000',
     P99_MS: '20000',
     READ_P95_MS: '5000',
-    WRITE_RETRIES: '12',
+    ...retryUntilAnswered,
   });
   clearTimeout(killer);
   clearTimeout(natsKiller);
   await natsFaultDone;
+  await probe.stop();
   runs.push(b.run);
   verdicts.push({ name: 'phase B: one replica of each kind killed mid-run', ok: killed.length === 5, detail: killed.join(', ') || 'none' });
   verdicts.push(natsFaultVerdict());
   verdicts.push({ name: 'phase B run completed (k6 thresholds)', ok: b.run.exitCode === 0, detail: `k6 exit code ${b.run.exitCode}` });
   verdicts.push(...(await writesKept(b.run, b.tenant, 'phase B')));
   verdicts.push(await eventsDelivered(b.tenant, 'b', false));
+  verdicts.push(outages(probe.samples));
+  verdicts.push(await natsRecovery(b.tenant, 'b'));
   verdicts.push(survivorsCarriedOn(cluster, pidsBefore));
 } catch (error) {
   verdicts.push({ name: 'scale run', ok: false, detail: String(error) });
@@ -139,12 +152,18 @@ async function killOneOfEach(c: Cluster) {
     const victim = c.pools[name].replicas[1];
     if (!victim) continue;
     log(`${killSignal} → ${name} replica 2 (${victim.url})`);
+    killedAt.set(name, Date.now());
     await victim.stop(killSignal);
     killed.push(`${name} (${new URL(victim.url).port})`);
   }
 }
 
-/** Rows in the database against the writes k6 saw accepted: none may be missing. */
+/**
+ * Rows in the database against the writes k6 saw accepted: equal, exactly. The clients retried
+ * every keyed write with its key until they had an answer (none left unsettled), and the services
+ * record a keyed write's answer in the write's own transaction (contract §21), so a write whose
+ * answer was lost with a killed process is answered from its record, never executed twice.
+ */
 async function writesKept(run: K6Run, tenant: LoadTenant, phase: string): Promise<Verdict[]> {
   const count = (metric: string) => run.summary?.metrics[metric]?.values.count ?? 0;
   const rows = async (table: string) =>
@@ -154,13 +173,20 @@ async function writesKept(run: K6Run, tenant: LoadTenant, phase: string): Promis
     { what: 'orders', table: 'sales.orders', accepted: count('accepted_orders') },
     { what: 'documents', table: 'documents.documents', accepted: count('accepted_documents') },
   ];
-  const out: Verdict[] = [];
+  const unsettled = count('unsettled_writes');
+  const out: Verdict[] = [
+    {
+      name: `${phase}: every keyed write retried with its key until answered`,
+      ok: unsettled === 0,
+      detail: `${count('write_retries')} retries, ${count('idempotent_replays')} answers replayed, ${unsettled} writes left without an answer`,
+    },
+  ];
   for (const c of checks) {
     const stored = await rows(c.table);
     out.push({
-      name: `${phase}: no accepted ${c.what} write lost`,
-      ok: stored >= c.accepted && c.accepted > 0,
-      detail: `${c.accepted} accepted by k6, ${stored} rows (${stored - c.accepted} extra from writes whose answer was lost)`,
+      name: `${phase}: ${c.what} rows = writes accepted, exactly`,
+      ok: stored === c.accepted && c.accepted > 0,
+      detail: `${c.accepted} accepted by k6 → ${stored} rows (${stored - c.accepted >= 0 ? '+' : ''}${stored - c.accepted})`,
     });
   }
   return out;
@@ -210,13 +236,35 @@ async function eventsDelivered(tenant: LoadTenant, label: string, exact: boolean
   const endToEndMs = written.filter((e) => firstReceipt.has(e.id)).map((e) => (firstReceipt.get(e.id) as number) - e.created_at.getTime());
   const byType = new Map<string, number>();
   for (const e of written) byType.set(e.type, (byType.get(e.type) ?? 0) + 1);
-  const ok = lost.length === 0 && t.distinct >= written.length && written.length > 0 && (!exact || t.duplicates === 0);
+  // contact.created: one per stored contact, each webhook-id received.
+  const contactsStored = Number(
+    (await cluster.sql('select count(*)::int as n from sales.contacts where tenant_id = $1', [tenant.tenant_id])).rows[0].n,
+  );
+  const contactEvents = written.filter((e) => e.type === 'contact.created');
+  const contactLost = lost.filter((e) => e.type === 'contact.created').length;
+  // A duplicate is explained only by the killed webhooks replica: its first delivery reached the
+  // receiver (2xx) before the kill, which came before the replica recorded it; the survivor then
+  // delivered it again. Any other duplicate is a bug.
+  const receipts = new Map<string, number[]>();
+  for (const r of receiver.received.filter(mine)) receipts.set(r.id, [...(receipts.get(r.id) ?? []), r.at]);
+  const webhooksKill = killedAt.get('webhooks');
+  const duplicated = [...receipts].filter(([, at]) => at.length > 1);
+  const unexplained = duplicated.filter(([, at]) => webhooksKill === undefined || (at[0] as number) > webhooksKill + 250);
+  const contactDuplicates = contactEvents.reduce((n, e) => n + Math.max(0, (receipts.get(e.id)?.length ?? 0) - 1), 0);
+  const ok =
+    lost.length === 0 &&
+    t.distinct >= written.length &&
+    written.length > 0 &&
+    contactEvents.length === contactsStored &&
+    (exact ? t.duplicates === 0 : unexplained.length === 0);
   return {
-    name: `phase ${label.toUpperCase()}: events written = distinct events delivered (${exact ? 'exactly once' : 'at least once'}, 2 webhooks replicas)`,
+    name: `phase ${label.toUpperCase()}: events written = distinct events delivered (${exact ? 'exactly once' : 'at least once, duplicates counted'}, 2 webhooks replicas)`,
     ok,
     detail:
       `${written.length} written (${[...byType].map(([type, n]) => `${type} ${n}`).join(', ')}), ${t.distinct} distinct delivered, ` +
-      `${lost.length} missing, ${t.duplicates} duplicate deliveries; outbox→NATS p50/p99/max ${percentile(publishMs, 50)}/${percentile(publishMs, 99)}/` +
+      `${lost.length} missing, ${t.duplicates} duplicate deliveries of ${duplicated.length} events (${unexplained.length} not explained by the webhooks kill); ` +
+      `contact.created: ${contactsStored} contacts stored, ${contactEvents.length} events written, ${contactEvents.length - contactLost} webhook-ids received, ${contactDuplicates} duplicates; ` +
+      `outbox→NATS p50/p99/max ${percentile(publishMs, 50)}/${percentile(publishMs, 99)}/` +
       `${Math.max(0, ...publishMs)} ms, write→webhook p50/p99/max ${percentile(endToEndMs, 50)}/${percentile(endToEndMs, 99)}/${Math.max(0, ...endToEndMs)} ms`,
   };
 }
@@ -281,6 +329,33 @@ async function killNatsLeader(c: Cluster): Promise<void> {
   }
 }
 
+/**
+ * Time to recover from the NATS stream leader's loss: the events written while the stream had no
+ * leader (they wait in the outboxes), when the last of them was published, and when the last of
+ * them reached the webhook receiver.
+ */
+async function natsRecovery(tenant: LoadTenant, label: string): Promise<Verdict> {
+  const { killedAt, newLeaderAfterMs } = natsFault;
+  const name = 'phase B: time to recover from the NATS leader loss (events written while the stream had no leader)';
+  if (killedAt === undefined || newLeaderAfterMs === undefined) return { name, ok: false, detail: 'no leader change measured' };
+  const leaderAt = killedAt + newLeaderAfterMs;
+  const stranded = (await eventsWritten(tenant)).filter((e) => e.created_at.getTime() >= killedAt && e.created_at.getTime() <= leaderAt);
+  const firstReceipt = new Map<string, number>();
+  for (const r of receiver.received.filter((x) => x.path.endsWith(`/${label}`))) if (!firstReceipt.has(r.id)) firstReceipt.set(r.id, r.at);
+  const published = stranded.map((e) => e.published_at?.getTime());
+  const delivered = stranded.map((e) => firstReceipt.get(e.id));
+  const ok = stranded.length > 0 && published.every((t) => t !== undefined) && delivered.every((t) => t !== undefined);
+  const lastPublished = Math.max(...published.map((t) => t ?? Number.NaN));
+  const lastDelivered = Math.max(...delivered.map((t) => t ?? Number.NaN));
+  return {
+    name,
+    ok,
+    detail:
+      `${stranded.length} events written in the ${newLeaderAfterMs} ms without a leader; the last published ${lastPublished - killedAt} ms after the kill ` +
+      `(${lastPublished - leaderAt} ms after the new leader), the last delivered ${lastDelivered - killedAt} ms after the kill`,
+  };
+}
+
 function natsFaultVerdict(): Verdict {
   const { node, killedAt, restartedAt, newLeaderAfterMs, currentAfterMs, error } = natsFault;
   const ok = !error && restartedAt !== undefined && newLeaderAfterMs !== undefined && currentAfterMs !== undefined;
@@ -291,6 +366,104 @@ function natsFaultVerdict(): Verdict {
       ? error
       : `node ${node} down ${restartedAt && killedAt ? restartedAt - killedAt : '?'} ms; new stream leader after ${newLeaderAfterMs ?? 'never'} ms; ` +
         `restarted node a current replica ${currentAfterMs ?? 'never'} ms after its start`,
+  };
+}
+
+interface ProbeSample {
+  kind: string;
+  /** Sent and answered (or failed), epoch ms. */
+  at: number;
+  end: number;
+  status: number;
+}
+
+/**
+ * Calls each kind through the gateway balancer every SCALE_PROBE_MS during phase B, as a client
+ * without retries would: a read of each service and a keyed contact create (a tenant of its own,
+ * so the crud-mix counts are not touched). Reads that fail on a dead replica are retried by nginx
+ * on the other one (`proxy_next_upstream error`); writes are not, so they show what a client
+ * that does not retry would see.
+ */
+async function startProbe() {
+  const tenant = await provisionTenant(target, 'scale probe', raisedLimits);
+  const samples: ProbeSample[] = [];
+  let running = true;
+  const calls: { kind: string; method: string; path: string; body?: () => string }[] = [
+    { kind: 'sales read', method: 'GET', path: '/v1/contacts?per_page=1' },
+    { kind: 'catalog read', method: 'GET', path: '/v1/products?per_page=1' },
+    { kind: 'documents read', method: 'GET', path: '/v1/document-categories?per_page=1' },
+    { kind: 'webhooks read', method: 'GET', path: '/v1/webhooks?per_page=1' },
+    {
+      kind: 'sales write (no retry)',
+      method: 'POST',
+      path: '/v1/contacts',
+      body: () => JSON.stringify({ name: `Probe ${crypto.randomUUID()}`, type: 'client' }),
+    },
+  ];
+  const loop = async (c: (typeof calls)[number]) => {
+    while (running) {
+      const at = Date.now();
+      let status = 0;
+      try {
+        const res = await fetch(`${cluster.gatewayUrl}${c.path}`, {
+          method: c.method,
+          headers: {
+            'x-api-key': tenant.api_key,
+            ...(c.body ? { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() } : {}),
+          },
+          body: c.body?.(),
+          signal: AbortSignal.timeout(20_000),
+        });
+        status = res.status;
+        await res.arrayBuffer();
+      } catch {
+        status = 0;
+      }
+      samples.push({ kind: c.kind, at, end: Date.now(), status });
+      await new Promise((r) => setTimeout(r, Math.max(0, probeEveryMs - (Date.now() - at))));
+    }
+  };
+  const loops = calls.map(loop);
+  return {
+    samples,
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/**
+ * Outage per kind as the probe saw it: failed calls (5xx or no answer) after the replica kills,
+ * the span from the first failed call's sending to the last failed answer, and the time from the
+ * kill of that kind's replica (for writes: the gateway's) to the last failed answer — after it
+ * every call succeeded.
+ */
+function outages(samples: ProbeSample[]): Verdict {
+  const kills = [...killedAt.values()];
+  const firstKill = kills.length > 0 ? Math.min(...kills) : undefined;
+  const parts: string[] = [];
+  for (const kind of [...new Set(samples.map((s) => s.kind))]) {
+    const own = samples.filter((s) => s.kind === kind);
+    const failed = own.filter((s) => s.status === 0 || s.status >= 500);
+    const service = kind.split(' ')[0] as ProcessName;
+    const killAt = kind.includes('write') ? killedAt.get('gateway') : (killedAt.get(service) ?? firstKill);
+    if (failed.length === 0) {
+      parts.push(`${kind}: 0 of ${own.length} failed`);
+      continue;
+    }
+    const first = (failed[0] as ProbeSample).at;
+    const last = Math.max(...failed.map((s) => s.end));
+    const statuses = [...new Set(failed.map((s) => s.status))].join('/');
+    parts.push(
+      `${kind}: ${failed.length} of ${own.length} failed (${statuses}), from its sending to the last failed answer ${last - first} ms, ` +
+        `last failed answer ${killAt === undefined ? '?' : last - killAt} ms after the kill`,
+    );
+  }
+  return {
+    name: 'phase B: outages seen by a client without retries (probe every ' + `${probeEveryMs} ms through the gateway balancer)`,
+    ok: samples.length > 0,
+    detail: parts.join('; '),
   };
 }
 

@@ -30,7 +30,7 @@ export interface BenchTarget {
   tenant: LoadTenant;
   /** Path of the bench contact per identifier kind (`/v1/contacts/…`). */
   paths: Record<IdentifierKind, string>;
-  urls: { floor: string; sales: string; gateway: string; nginx: string };
+  urls: { floor: string; sales: string; gateway: string; nginx: string; proxy: string };
   /** The headers the gateway sends a service (nginx sets them too). */
   internal: Record<string, string>;
   /** Process groups whose CPU is accounted per case. */
@@ -52,14 +52,14 @@ async function post(url: string, headers: Record<string, string>, body: unknown)
   return JSON.parse(text);
 }
 
-/** Starts the floor server (loadtest/floor-server.ts) under the runtime. */
-async function startFloor(runtime: Runtime, databaseUrl: string) {
+/** Starts a reference server of loadtest/ (`floor-server.ts`, `proxy-floor.ts`) under the runtime. */
+async function startReference(runtime: Runtime, script: string, env: (port: number) => Record<string, string>) {
   const port = await freePort();
-  const entry = join(repoRoot, 'loadtest', 'floor-server.ts');
+  const entry = join(repoRoot, 'loadtest', script);
   const binary = join(repoRoot, 'node_modules', '.bin', runtime);
   const child = spawn(binary, runtime === 'deno' ? ['run', '-A', '--quiet', entry] : [entry], {
     cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: databaseUrl, FLOOR_PORT: String(port) },
+    env: { ...process.env, ...env(port) },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const proc = { name: 'sales' as const, url: `http://127.0.0.1:${port}`, child, stop: async () => null };
@@ -80,6 +80,7 @@ async function assertSameBytes(target: BenchTarget): Promise<void> {
       floor: await read(target.urls.floor, target.internal),
       gateway: await read(target.urls.gateway, { 'x-api-key': target.tenant.api_key }),
       nginx: await read(target.urls.nginx, {}),
+      proxy: await read(target.urls.proxy, {}),
     };
     for (const [name, other] of Object.entries(others)) {
       if (other.status !== 200 || other.text !== sales.text)
@@ -112,8 +113,17 @@ export async function startBenchTarget(runtime: Runtime, log: (m: string) => voi
     const created = await post(`${stack.gatewayUrl}/v1/contacts`, key, { ...BENCH_CONTACT, users: [tenant.user_email] });
     const id = (created as { data: { id: number } }).data.id;
     const internal = { 'x-internal-token': stack.internalToken, 'x-tenant-id': tenant.tenant_id };
-    const floor = await startFloor(runtime, stack.databaseUrl);
+    const floor = await startReference(runtime, 'floor-server.ts', (port) => ({
+      DATABASE_URL: stack.databaseUrl,
+      FLOOR_PORT: String(port),
+    }));
     stops.push(floor.stop);
+    const proxy = await startReference(runtime, 'proxy-floor.ts', (port) => ({
+      UPSTREAM_URL: stack.processes.sales.url,
+      PROXY_PORT: String(port),
+      PROXY_HEADERS: JSON.stringify(internal),
+    }));
+    stops.push(proxy.stop);
     const nginxPort = await freePort();
     const nginx = await startNginx([{ port: nginxPort, upstreams: [new URL(stack.processes.sales.url).host], setHeaders: internal }], {
       workers: Number(process.env.NGINX_WORKERS ?? 1),
@@ -132,13 +142,20 @@ export async function startBenchTarget(runtime: Runtime, log: (m: string) => voi
         name: `/v1/contacts/${encodeURIComponent(BENCH_CONTACT.name)}`,
         email: `/v1/contacts/${encodeURIComponent(BENCH_CONTACT.email)}`,
       },
-      urls: { floor: floor.url, sales: stack.processes.sales.url, gateway: stack.gatewayUrl, nginx: `http://127.0.0.1:${nginxPort}` },
+      urls: {
+        floor: floor.url,
+        sales: stack.processes.sales.url,
+        gateway: stack.gatewayUrl,
+        nginx: `http://127.0.0.1:${nginxPort}`,
+        proxy: proxy.url,
+      },
       internal,
       watched: [
         { label: 'floor', pids: () => [floor.pid] },
         { label: 'sales', pids: () => [stack.processes.sales.child.pid as number] },
         { label: 'gateway', pids: () => [stack.processes.gateway.child.pid as number] },
         { label: 'nginx', pids: () => childrenOf(nginx.pid as number) },
+        { label: 'proxy', pids: () => [proxy.pid] },
         { label: 'postgres', pids: backends },
       ],
       env: stack.env,

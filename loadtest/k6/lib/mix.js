@@ -10,6 +10,10 @@ export const acceptedContacts = new Counter('accepted_contacts');
 export const acceptedOrders = new Counter('accepted_orders');
 export const acceptedDocuments = new Counter('accepted_documents');
 export const replays = new Counter('idempotent_replays');
+/** Retries of keyed writes (same key, after a 5xx, a connection error or 409 idempotency_key_in_use). */
+export const writeRetries = new Counter('write_retries');
+/** Keyed writes still without a final answer (5xx, connection error, 409 in use) after WRITE_RETRIES: their outcome is unknown. */
+export const unsettledWrites = new Counter('unsettled_writes');
 /** Share of operations that failed after their retries (what a careful client would report). */
 export const opFailed = new Rate('op_failed');
 
@@ -77,12 +81,16 @@ function listOrders(seed) {
 export function idempotentWrite(seed, method, path, body, name) {
   const key = `k6-${uid()}`;
   let r;
+  let settled = false;
   for (let attempt = 0; attempt <= RETRIES; attempt++) {
+    if (attempt > 0) writeRetries.add(1);
     r = call(seed.apiKey, method, path, { body, idempotencyKey: key, name });
     const inUse = r.status === 409 && String(r.body).includes('idempotency_key_in_use');
-    if (r.status !== 0 && r.status < 500 && !inUse) break;
-    sleep(Math.min(Number(r.headers['Retry-After'] || 0.5), 5) + Math.random() * 0.3);
+    settled = r.status !== 0 && r.status < 500 && !inUse;
+    if (settled) break;
+    if (attempt < RETRIES) sleep(Math.min(Number(r.headers['Retry-After'] || 0.5), 5) + Math.random() * 0.3);
   }
+  if (!settled) unsettledWrites.add(1);
   if (r.headers['Idempotent-Replayed'] === 'true') replays.add(1);
   return r;
 }
