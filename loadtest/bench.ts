@@ -126,8 +126,10 @@ let deno: BenchTarget | undefined;
 
 try {
   if (withDeno) deno = await startBenchTarget('deno', log);
+  // Under --runtime deno each Bun case is followed by its Deno twin, so every Deno/Bun pair is adjacent in time.
+  const denoCases = deno ? readCases(deno, ['id'], 'deno:') : [];
   const cases = deno
-    ? [...readCases(bun, ['id']), ...readCases(deno, ['id'], 'deno:')]
+    ? readCases(bun, ['id']).flatMap((c, i) => [c, denoCases[i] as Case])
     : [...readCases(bun, ['id', 'name', 'email']), ...writeCases(bun)];
   log(`warming up (${cases.length} cases × 2 s)…`);
   for (const c of cases) await runWrk(c.shape('warm'), { seconds: 2, connections: CONNECTIONS });

@@ -1,7 +1,9 @@
 // `node_modules/.bin/bun loadtest/contacts-pagination.ts`: GET /v1/contacts stays fast with
 // 100 000 contacts in one tenant. Starts a private stack, bulk-inserts the contacts with SQL
 // (plus 50 000 in a second tenant, so the tenant-leading indexes have something to skip),
-// then times sequential requests through the gateway and prints p50/p95 per case.
+// then times sequential requests through the gateway and prints p50/p95 per case: page mode
+// (counted, contract §4) and cursor mode (contract §22: `cursor=<next_cursor>`, not counted),
+// each checked against its target (page 1 and last page p50 < 20 ms, cursor pages p50 < 10 ms).
 // Knobs: CONTACTS (100000), SAMPLES (40 per case).
 import { startStack, type TestTenant } from '@crm/testing';
 
@@ -63,16 +65,53 @@ try {
     ['identifier: cif', `/v1/contacts/load-${CONTACTS / 2}`],
     ['q substring (trigram indexes)', '/v1/contacts?q=load%2099999'],
   ];
+  // Cursor mode: a next_cursor from page mode points after that page; the one of the page before
+  // the last leads to the end of the list.
+  const cursorAfter = async (path: string) => {
+    const response = await tenant.request('GET', path);
+    const cursor = response.body?.pagination?.next_cursor;
+    if (typeof cursor !== 'string') throw new Error(`${path} gave no next_cursor: ${response.status}`);
+    return encodeURIComponent(cursor);
+  };
+  const cursorCases: [string, string][] = [
+    ['cursor: after page 1 (per_page 15)', `/v1/contacts?cursor=${await cursorAfter('/v1/contacts?page=1')}`],
+    ['cursor: last page (per_page 15)', `/v1/contacts?cursor=${await cursorAfter(`/v1/contacts?page=${lastPage15 - 1}`)}`],
+    [
+      'cursor: last page (per_page 100)',
+      `/v1/contacts?per_page=100&cursor=${await cursorAfter(`/v1/contacts?per_page=100&page=${CONTACTS / 100 - 1}`)}`,
+    ],
+    ['cursor: last page, sort=name', `/v1/contacts?sort=name&cursor=${await cursorAfter(`/v1/contacts?sort=name&page=${lastPage15 - 1}`)}`],
+    [
+      'cursor: last page, sort=-updated_at',
+      `/v1/contacts?sort=-updated_at&cursor=${await cursorAfter(`/v1/contacts?sort=-updated_at&page=${lastPage15 - 1}`)}`,
+    ],
+  ];
+  // p50 targets of issue 18: counted pages < 20 ms, cursor pages < 10 ms.
+  const targets: Record<string, number> = {
+    'page 1 (per_page 15)': 20,
+    [`last page ${lastPage15} (per_page 15)`]: 20,
+    ...Object.fromEntries(cursorCases.map(([label]) => [label, 10])),
+  };
   const { rows } = await stack.sql('select min(id) as id from sales.contacts where tenant_id = $1', [tenant.tenantId]);
   const rowsOut: string[] = [];
-  for (const [label, rawPath] of cases) {
+  let ok = 0;
+  let miss = 0;
+  for (const [label, rawPath] of [...cases, ...cursorCases]) {
     const path = rawPath.replace('__ID__', String((rows[0] as { id: number }).id + CONTACTS / 2));
     const { p50, p95, body } = await time(tenant, path);
-    const shape = body.pagination ? `total ${body.pagination.total}, ${body.data.length} rows` : `id ${body.data.id}`;
-    rowsOut.push(`${label.padEnd(40)} p50 ${p50.toFixed(1).padStart(7)} ms   p95 ${p95.toFixed(1).padStart(7)} ms   (${shape})`);
+    const shape = body.pagination
+      ? `total ${body.pagination.total}, ${body.data.length} rows, has_more ${body.pagination.has_more}`
+      : `id ${body.data.id}`;
+    const target = targets[label];
+    const verdict = target === undefined ? '    ' : p50 < target ? 'ok  ' : 'MISS';
+    if (target !== undefined) p50 < target ? ok++ : miss++;
+    rowsOut.push(
+      `${verdict} ${label.padEnd(40)} p50 ${p50.toFixed(1).padStart(7)} ms   p95 ${p95.toFixed(1).padStart(7)} ms   (${shape})${target === undefined ? '' : `  target p50 < ${target} ms`}`,
+    );
   }
   console.log(`\nGET through the gateway, ${SAMPLES} sequential requests per case, ${CONTACTS} contacts in the tenant:\n`);
   for (const line of rowsOut) console.log(line);
+  console.log(`\n${ok} ok, ${miss} miss`);
 } finally {
   await stack.stop();
 }

@@ -11,6 +11,8 @@ const UPLOADS = Number(process.env.UPLOADS ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const FILE_BYTES = Number(process.env.FILE_BYTES ?? 20 * 1024 * 1024);
 const MiB = 1024 * 1024;
+/** Issue 18: ten parallel 20 MiB uploads grow the documents process by less than this. */
+const TARGET_GROWTH = 150 * MiB;
 const log = (m: string) => console.log(`[upload-memory] ${m}`);
 
 function memoryOf(pid: number): { rss: number; hwm: number } {
@@ -39,6 +41,7 @@ try {
   const initial = { gateway: memoryOf(pids.gateway), documents: memoryOf(pids.documents) };
   log(`before: gateway RSS ${fmt(initial.gateway.rss)}, documents RSS ${fmt(initial.documents.rss)}`);
   let failed = false;
+  let worstGrowth = 0;
   for (let round = 1; round <= ROUNDS; round++) {
     const peak = { gateway: 0, documents: 0 };
     const sampler = setInterval(() => {
@@ -55,6 +58,7 @@ try {
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
     failed ||= statuses.some((s) => s !== 201);
+    worstGrowth = Math.max(worstGrowth, peak.documents - initial.documents.rss);
     log(
       `round ${round}: ${UPLOADS} × ${fmt(FILE_BYTES)} at once → ${statuses.filter((s) => s === 201).length} × 201 in ${seconds.toFixed(1)} s; ` +
         `peak RSS gateway ${fmt(peak.gateway)} (+${fmt(peak.gateway - initial.gateway.rss)}), documents ${fmt(peak.documents)} (+${fmt(peak.documents - initial.documents.rss)})`,
@@ -62,6 +66,8 @@ try {
   }
   const after = { gateway: memoryOf(pids.gateway), documents: memoryOf(pids.documents) };
   log(`VmHWM after all rounds: gateway ${fmt(after.gateway.hwm)}, documents ${fmt(after.documents.hwm)}`);
+  const ok = worstGrowth < TARGET_GROWTH;
+  log(`${ok ? 'ok  ' : 'MISS'} documents RSS growth, worst round: +${fmt(worstGrowth)} (target < ${fmt(TARGET_GROWTH)})`);
   if (failed) process.exitCode = 1;
 } finally {
   await stack.stop();
