@@ -195,10 +195,7 @@ describe('idempotency keys (contract §8)', () => {
     const retried = await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(timeoutKey) });
     expect(retried.status).toBe(201);
     expect(await contactCount(tenant, name)).toBe(1);
-    const kept = await stack.sql('select 1 from gateway.idempotency_keys where tenant_id = $1 and key = $2', [
-      tenant.tenantId,
-      timeoutKey,
-    ]);
+    const kept = await stack.sql('select 1 from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, timeoutKey]);
     expect(kept.rows).toHaveLength(1);
   });
 

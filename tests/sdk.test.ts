@@ -150,7 +150,7 @@ describe('retries with the same Idempotency-Key', () => {
       await (restarted ?? stack.restartProcess('sales'));
     }
     const posts = await audited(tenant, 'POST', '/v1/contacts', retries.length + 1);
-    expect(posts.map((p) => p.status)).toEqual([...retries.map((r) => r.status), 201]);
+    expect(posts.map((p) => p.status)).toEqual([...retries.map((r) => r.status as number), 201]);
     expect(new Set(posts.map((p) => p.idempotency_key)).size).toBe(1);
     expect((await tenant.request('GET', '/v1/contacts?q=Outage')).body.pagination.total).toBe(1);
   }, 90_000);
