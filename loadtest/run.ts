@@ -4,11 +4,11 @@
 // Knobs (env): DURATION, VUS (crud-mix), PEAK_RPS, HOLD (spike), SOAK_DURATION, RPS (soak).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 import { k6Binary, resultsDir, stamp } from './lib/k6.ts';
 import { passed, printTable } from './lib/report.ts';
 import { runScenario, type ScenarioName, scenarioNames } from './lib/scenarios.ts';
 import { acquireTarget } from './lib/target.ts';
-import { startWebhookReceiver } from './lib/webhook-receiver.ts';
 
 const log = (m: string) => console.log(`[loadtest] ${m}`);
 const requested = process.argv.slice(2).filter((a) => a !== 'all');
@@ -20,7 +20,7 @@ if (unknown.length > 0) {
 const selected = (requested.length > 0 ? requested : [...scenarioNames]) as ScenarioName[];
 
 k6Binary();
-const receiver = startWebhookReceiver();
+const receiver = await startReceiver({ reply: () => ({ status: 204 }) });
 const target = await acquireTarget(log);
 let interrupted = false;
 process.once('SIGINT', () => {
@@ -35,7 +35,7 @@ try {
     runs.push(await runScenario(target, scenario, { env: { WEBHOOK_TARGET: receiver.url } }));
   }
 } finally {
-  receiver.stop();
+  await receiver.close();
   if (target.owned) {
     log('stopping the stack…');
     await target.stop();

@@ -19,12 +19,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ProcessName, streamCluster } from '@crm/stack';
+import { startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 import { type Cluster, startCluster } from './lib/cluster.ts';
 import { type K6Run, k6Binary, resultsDir, stamp } from './lib/k6.ts';
 import { passed, printTable } from './lib/report.ts';
 import { runScenario } from './lib/scenarios.ts';
 import { type LoadTenant, provisionTenant, raisedLimits, type Target } from './lib/target.ts';
-import { startWebhookReceiver } from './lib/webhook-receiver.ts';
 
 interface Verdict {
   name: string;
@@ -58,7 +58,7 @@ const natsFault: {
 } = {};
 
 k6Binary();
-const receiver = startWebhookReceiver();
+const receiver = await startReceiver({ reply: () => ({ status: 204 }) });
 log('starting a 3-node NATS cluster and 2 replicas of each process behind nginx…');
 const cluster = await startCluster({ replicas: 2, natsNodes: 3, log });
 const target: Target = { gatewayUrl: cluster.gatewayUrl, adminToken: cluster.adminToken, owned: true, stop: async () => {} };
@@ -113,7 +113,7 @@ try {
 } catch (error) {
   verdicts.push({ name: 'scale run', ok: false, detail: String(error) });
 } finally {
-  receiver.stop();
+  await receiver.close();
   log('stopping the cluster…');
   await cluster.stop();
 }
@@ -231,7 +231,7 @@ async function eventsDelivered(tenant: LoadTenant, label: string, exact: boolean
   const t = receiver.tally(mine);
   const lost = missing();
   const firstReceipt = new Map<string, number>();
-  for (const r of receiver.received.filter(mine)) if (!firstReceipt.has(r.id)) firstReceipt.set(r.id, r.at);
+  for (const r of receiver.received.filter(mine)) if (!firstReceipt.has(r.id)) firstReceipt.set(r.id, r.receivedAt);
   const publishMs = written.filter((e) => e.published_at).map((e) => (e.published_at as Date).getTime() - e.created_at.getTime());
   const endToEndMs = written.filter((e) => firstReceipt.has(e.id)).map((e) => (firstReceipt.get(e.id) as number) - e.created_at.getTime());
   const byType = new Map<string, number>();
@@ -246,7 +246,7 @@ async function eventsDelivered(tenant: LoadTenant, label: string, exact: boolean
   // receiver (2xx) before the kill, which came before the replica recorded it; the survivor then
   // delivered it again. Any other duplicate is a bug.
   const receipts = new Map<string, number[]>();
-  for (const r of receiver.received.filter(mine)) receipts.set(r.id, [...(receipts.get(r.id) ?? []), r.at]);
+  for (const r of receiver.received.filter(mine)) receipts.set(r.id, [...(receipts.get(r.id) ?? []), r.receivedAt]);
   const webhooksKill = killedAt.get('webhooks');
   const duplicated = [...receipts].filter(([, at]) => at.length > 1);
   const unexplained = duplicated.filter(([, at]) => webhooksKill === undefined || (at[0] as number) > webhooksKill + 250);
@@ -341,7 +341,8 @@ async function natsRecovery(tenant: LoadTenant, label: string): Promise<Verdict>
   const leaderAt = killedAt + newLeaderAfterMs;
   const stranded = (await eventsWritten(tenant)).filter((e) => e.created_at.getTime() >= killedAt && e.created_at.getTime() <= leaderAt);
   const firstReceipt = new Map<string, number>();
-  for (const r of receiver.received.filter((x) => x.path.endsWith(`/${label}`))) if (!firstReceipt.has(r.id)) firstReceipt.set(r.id, r.at);
+  for (const r of receiver.received.filter((x) => x.path.endsWith(`/${label}`)))
+    if (!firstReceipt.has(r.id)) firstReceipt.set(r.id, r.receivedAt);
   const published = stranded.map((e) => e.published_at?.getTime());
   const delivered = stranded.map((e) => firstReceipt.get(e.id));
   const ok = stranded.length > 0 && published.every((t) => t !== undefined) && delivered.every((t) => t !== undefined);

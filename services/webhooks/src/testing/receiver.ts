@@ -3,6 +3,10 @@ import http from 'node:http';
 
 /** One POST as the receiver saw it. */
 export interface ReceivedWebhook {
+  /** The `webhook-id` header (the event id, the same on every retry). */
+  id: string;
+  /** The request path, so one receiver can serve several endpoints (`/<label>`). */
+  path: string;
   headers: http.IncomingHttpHeaders;
   rawBody: string;
   body: { id: string; type: string; timestamp: string; data: any };
@@ -41,7 +45,7 @@ export function verifiedSecrets(headers: http.IncomingHttpHeaders, rawBody: stri
 }
 
 /**
- * A local webhook receiver for tests: records every POST, verifies its signature against the
+ * The one local webhook receiver of the tests and load tests: records every POST, verifies its signature against the
  * secrets it was told about, and answers with `reply` (200 by default).
  */
 export async function startReceiver(options: { reply?: ReplyFn } = {}) {
@@ -60,6 +64,8 @@ export async function startReceiver(options: { reply?: ReplyFn } = {}) {
         body = { id: '', type: '', timestamp: '', data: rawBody };
       }
       const hook: ReceivedWebhook = {
+        id: String(req.headers['webhook-id'] ?? ''),
+        path: req.url ?? '/',
         headers: req.headers,
         rawBody,
         body,
@@ -87,6 +93,13 @@ export async function startReceiver(options: { reply?: ReplyFn } = {}) {
     },
     setReply(next: ReplyFn) {
       reply = next;
+    },
+    /** Distinct event ids received, and how many deliveries repeated an id already seen. */
+    tally(filter: (r: ReceivedWebhook) => boolean = () => true) {
+      const mine = received.filter(filter);
+      const ids = new Map<string, number>();
+      for (const r of mine) ids.set(r.id, (ids.get(r.id) ?? 0) + 1);
+      return { distinct: ids.size, duplicates: mine.length - ids.size, total: mine.length };
     },
     /** Received webhooks of one type, or all. */
     ofType(type?: string) {
