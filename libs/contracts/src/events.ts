@@ -37,7 +37,10 @@ export const eventTypes = [
 export type EventType = (typeof eventTypes)[number];
 
 /** `webhook.test`: sent to one endpoint on request (contract §16). */
-export const WebhookTest = Type.Object({ webhook_id: Type.Integer(), message: Type.String() });
+export const WebhookTest = Type.Object(
+  { webhook_id: Type.Integer(), message: Type.String() },
+  { title: 'WebhookTest', examples: [{ webhook_id: 1, message: 'This is a test event from the CRM API.' }] },
+);
 
 /**
  * The payload (`data`) of each event type: the resource exactly as the API returns it, or

@@ -6,7 +6,10 @@ import { type Static, Type } from '@sinclair/typebox';
  */
 
 /** An account user as sales stores it. */
-export const AccountUser = Type.Object({ id: Type.Integer(), name: Type.String(), email: Type.String() });
+export const AccountUser = Type.Object(
+  { id: Type.Integer(), name: Type.String(), email: Type.String() },
+  { title: 'AccountUser', examples: [{ id: 1, name: 'Demo User', email: 'demo@example.com' }] },
+);
 export type AccountUser = Static<typeof AccountUser>;
 
 /** POST /internal/users (sales): create or update an account user of the tenant by e-mail. */

@@ -46,7 +46,11 @@ export const ListPagination = Type.Object(
       description: 'Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false.',
     }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'ListPagination',
+    examples: [{ total: 1, per_page: 15, current_page: 1, last_page: 1, has_more: false, next_cursor: null }],
+  },
 );
 
 interface PaginationLike {

@@ -53,7 +53,7 @@ export const ExtraFields = (options: SchemaOptions = {}) =>
   });
 
 /** `{ deleted: true }`, the answer of every DELETE. */
-export const Deleted = Type.Object({ deleted: Type.Boolean() });
+export const Deleted = Type.Object({ deleted: Type.Boolean() }, { title: 'Deleted', examples: [{ deleted: true }] });
 export type Deleted = Static<typeof Deleted>;
 
 /** A numeric id in a path: outside 1..2147483647 (or not a number) the resource is simply not found (404). */

@@ -15,7 +15,7 @@ export const ProductCategoryCreate = Type.Object(
     reference: Reference(),
     parent_id: ParentId('omit, 0 or null for a root category'),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'ProductCategoryCreate', examples: [{ name: 'Hardware', reference: 'hardware' }] },
 );
 export type ProductCategoryCreate = Static<typeof ProductCategoryCreate>;
 
@@ -25,7 +25,7 @@ export const ProductCategoryUpdate = Type.Object(
     reference: Type.Optional(Reference()),
     parent_id: ParentId('0 or null moves the category to the root'),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'ProductCategoryUpdate', examples: [{ name: 'Hardware and accessories' }] },
 );
 export type ProductCategoryUpdate = Static<typeof ProductCategoryUpdate>;
 
@@ -33,5 +33,8 @@ export type ProductCategoryUpdate = Static<typeof ProductCategoryUpdate>;
 export const ProductCategoryParams = IdParams;
 export const ProductCategoryListQuery = ListQuery;
 
-export const ProductCategoryResponse = Type.Object({ data: ProductCategoryTree });
-export const ProductCategoryListResponse = Type.Object({ data: Type.Array(ProductCategoryTree), pagination: ListPagination });
+export const ProductCategoryResponse = Type.Object({ data: ProductCategoryTree }, { title: 'ProductCategoryResponse' });
+export const ProductCategoryListResponse = Type.Object(
+  { data: Type.Array(ProductCategoryTree), pagination: ListPagination },
+  { title: 'ProductCategoryListResponse' },
+);

@@ -17,7 +17,7 @@ export const RateInput = Type.Object(
     price: Money({ description: 'Unit price 0..999999999999.99; rounded to 2 decimals' }),
     primary: Type.Optional(Type.Boolean({ description: 'At most one rate is primary; when none is, the first one is' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'RateInput', examples: [{ sku: 'WIDGET-1-STD', cost: 20, price: 49.9, primary: true }] },
 );
 export type RateInput = Static<typeof RateInput>;
 
@@ -38,7 +38,21 @@ export const ProductCreate = Type.Object(
     stock: Type.Optional(Stock()),
     rates: Rates(),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'ProductCreate',
+    examples: [
+      {
+        reference: 'WIDGET-1',
+        name: 'Widget',
+        description: 'A sturdy widget',
+        vat: 21,
+        product_category_ref: 'hardware',
+        stock: 250,
+        rates: [{ sku: 'WIDGET-1-STD', cost: 20, price: 49.9, primary: true }],
+      },
+    ],
+  },
 );
 export type ProductCreate = Static<typeof ProductCreate>;
 
@@ -52,13 +66,49 @@ export const ProductUpdate = Type.Object(
     stock: Type.Optional(Stock()),
     rates: Type.Optional(Rates('Replaces all rates; a rate keeps its id when its sku stays')),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'ProductUpdate',
+    examples: [
+      {
+        name: 'Widget Pro',
+        rates: [
+          { sku: 'WIDGET-1-STD', cost: 20, price: 54.9, primary: true },
+          { sku: 'WIDGET-1-BULK', cost: 18, price: 45 },
+        ],
+      },
+    ],
+  },
 );
 export type ProductUpdate = Static<typeof ProductUpdate>;
 
 export const ProductBatch = Type.Object(
   { data: Type.Array(ProductCreate, { minItems: 1, maxItems: MAX_BATCH }) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'ProductBatch',
+    examples: [
+      {
+        data: [
+          {
+            reference: 'CABLE-1',
+            name: 'USB-C cable',
+            vat: 21,
+            product_category_ref: 'hardware',
+            rates: [{ sku: 'CABLE-1-STD', price: 9.9 }],
+          },
+          {
+            reference: 'SUPPORT-1',
+            name: 'Support plan',
+            vat: 21,
+            product_category_ref: 'hardware',
+            services: 'Next-day on-site support',
+            rates: [{ sku: 'SUPPORT-1-YEAR', price: 1200 }],
+          },
+        ],
+      },
+    ],
+  },
 );
 export type ProductBatch = Static<typeof ProductBatch>;
 
@@ -89,7 +139,7 @@ export const ProductUpsertItem = Type.Object(
     stock: Type.Optional(Stock()),
     rates: Type.Optional(Rates('Required to create; on a match it replaces all rates, a rate keeps its id when its sku stays')),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'ProductUpsertItem', examples: [{ sku: 'WIDGET-1-STD', stock: 240 }] },
 );
 export type ProductUpsertItem = Static<typeof ProductUpsertItem>;
 
@@ -101,7 +151,26 @@ export const ProductUpsert = Type.Object(
     ),
     data: Type.Array(ProductUpsertItem, { minItems: 1, maxItems: MAX_BATCH }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'ProductUpsert',
+    examples: [
+      {
+        id_property: 'sku',
+        data: [
+          { sku: 'WIDGET-1-STD', stock: 240 },
+          {
+            sku: 'GADGET-1-STD',
+            reference: 'GADGET-1',
+            name: 'Gadget',
+            vat: 21,
+            product_category_ref: 'hardware',
+            rates: [{ sku: 'GADGET-1-STD', price: 19.9 }],
+          },
+        ],
+      },
+    ],
+  },
 );
 export type ProductUpsert = Static<typeof ProductUpsert>;
 
@@ -113,12 +182,18 @@ export type ProductListQuery = Static<typeof ProductListQuery>;
 
 export const ProductParams = Type.Object({ reference: Type.String({ description: 'Product reference, URL-encoded' }) });
 
-export const ProductResponse = Type.Object({ data: Product });
-export const ProductListResponse = Type.Object({ data: Type.Array(Product), pagination: ListPagination });
-export const ProductBatchResponse = Type.Object({ data: Type.Array(Product, { description: 'The products, in request order' }) });
-export const ProductUpsertResponse = Type.Object({
-  data: Type.Array(Product, { description: 'The products, in request order' }),
-  created: Type.Array(Type.Boolean(), {
-    description: 'Per item, in request order: true when it was created, false when it updated a match',
-  }),
-});
+export const ProductResponse = Type.Object({ data: Product }, { title: 'ProductResponse' });
+export const ProductListResponse = Type.Object({ data: Type.Array(Product), pagination: ListPagination }, { title: 'ProductListResponse' });
+export const ProductBatchResponse = Type.Object(
+  { data: Type.Array(Product, { description: 'The products, in request order' }) },
+  { title: 'ProductBatchResponse' },
+);
+export const ProductUpsertResponse = Type.Object(
+  {
+    data: Type.Array(Product, { description: 'The products, in request order' }),
+    created: Type.Array(Type.Boolean(), {
+      description: 'Per item, in request order: true when it was created, false when it updated a match',
+    }),
+  },
+  { title: 'ProductUpsertResponse' },
+);

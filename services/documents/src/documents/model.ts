@@ -3,14 +3,18 @@ import type { SortType } from '@crm/db';
 import { Id, IdParams, ListPagination, ListQuery, listQueryWith, Name, PathId, QueryId } from '@crm/http';
 import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
+import { mimeTypes } from '../uploads/file-types.ts';
 
 // Response schemas are the public ones of @crm/contracts (the event payloads use them too);
 // only the request schemas live here.
 
-export const DocumentResponse = t.Object({ data: Document });
-export const DocumentListResponse = t.Object({ data: t.Array(Document), pagination: ListPagination });
-export const DocumentCategoryListResponse = t.Object({ data: t.Array(DocumentCategory), pagination: ListPagination });
-export const DetachedResponse = t.Object({ detached: t.Literal(true) });
+export const DocumentResponse = t.Object({ data: Document }, { title: 'DocumentResponse' });
+export const DocumentListResponse = t.Object({ data: t.Array(Document), pagination: ListPagination }, { title: 'DocumentListResponse' });
+export const DocumentCategoryListResponse = t.Object(
+  { data: t.Array(DocumentCategory), pagination: ListPagination },
+  { title: 'DocumentCategoryListResponse' },
+);
+export const DetachedResponse = t.Object({ detached: t.Literal(true) }, { title: 'DetachedResponse' });
 
 /** `{id}` of a document path: 1..2147483647, anything else is a 404. */
 export const DocumentParams = IdParams;
@@ -80,9 +84,36 @@ export const uploadRequestBody = {
           // The same schemas that check the fields (typed loosely: OpenAPI's types predate JSON Schema 2020).
           ...(DocumentCreate.properties as Record<string, object>),
         },
+        title: 'DocumentUpload',
+        examples: [{ file: '<the bytes of contract.pdf>', name: 'Signed contract' }],
       },
     },
   },
+};
+
+const bytes = { schema: { type: 'string' as const, format: 'binary' } };
+
+/**
+ * The answer of `GET /documents/{id}/content`, for the OpenAPI description: the stored bytes with
+ * the MIME type captured at upload (one of the allowed types), or `application/octet-stream`
+ * for a document created before metadata capture.
+ */
+export const downloadResponse = {
+  description: 'The file bytes',
+  headers: {
+    'Content-Disposition': {
+      description:
+        "`attachment; filename=\"<ASCII fallback>\"; filename*=UTF-8''<percent-encoded name>` (RFC 6266): the document's name and extension",
+      schema: { type: 'string' as const },
+    },
+    'Content-Length': { description: 'The size in bytes', schema: { type: 'integer' as const, minimum: 0 } },
+    'X-Content-Type-Options': { description: 'Always `nosniff`', schema: { type: 'string' as const, enum: ['nosniff'] } },
+    'Content-Security-Policy': {
+      description: "Always `default-src 'none'; sandbox`: a browser that opens the file runs nothing",
+      schema: { type: 'string' as const },
+    },
+  },
+  content: Object.fromEntries(['application/octet-stream', ...new Set(Object.values(mimeTypes))].map((type) => [type, bytes])),
 };
 
 /** Sortable fields of both lists and their column types (a cursor's key is cast back to it). */

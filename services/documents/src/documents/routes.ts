@@ -11,6 +11,7 @@ import {
   DocumentListResponse,
   DocumentParams,
   DocumentResponse,
+  downloadResponse,
   SORTABLE,
 } from './model.ts';
 import { LIST_DESCRIPTION, WRITE_DESCRIPTION } from './openapi-text.ts';
@@ -88,12 +89,7 @@ export function documentsRoutes(db: Kysely<DocumentsDatabase>, storage: Storage)
           description:
             "Streams the stored bytes with Content-Type, Content-Length, Content-Disposition (attachment, RFC 6266 filename*), X-Content-Type-Options: nosniff and Content-Security-Policy: default-src 'none'; sandbox.",
           tags,
-          responses: {
-            200: {
-              description: 'The file bytes',
-              content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
-            },
-          },
+          responses: { 200: downloadResponse },
         },
       },
     )

@@ -37,24 +37,27 @@ export async function healthReport(urls: ServiceUrls) {
   return { data: { status: 'ok' as const, services } };
 }
 
-const ServiceStatus = t.String({ description: '`up`, or why the service is not usable' });
+const ServiceStatus = t.String({ description: '`up`, or why the service is not usable', examples: ['up'] });
 
 /** GET /v1/health as a gateway-owned route (reached only through the /v1 pipeline, so it needs a key). */
 export function healthRoutes(urls: ServiceUrls) {
   return new Elysia({ name: 'gateway-health' }).get('/v1/health', () => healthReport(urls), {
     response: {
-      200: t.Object({
-        data: t.Object({
-          status: t.Literal('ok'),
-          services: t.Object({
-            gateway: ServiceStatus,
-            sales: ServiceStatus,
-            catalog: ServiceStatus,
-            documents: ServiceStatus,
-            webhooks: ServiceStatus,
+      200: t.Object(
+        {
+          data: t.Object({
+            status: t.Literal('ok'),
+            services: t.Object({
+              gateway: ServiceStatus,
+              sales: ServiceStatus,
+              catalog: ServiceStatus,
+              documents: ServiceStatus,
+              webhooks: ServiceStatus,
+            }),
           }),
-        }),
-      }),
+        },
+        { title: 'HealthResponse' },
+      ),
     },
     detail: {
       summary: 'Health of the API',

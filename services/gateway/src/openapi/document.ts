@@ -3,7 +3,11 @@ import { type DescribedRoute, describeRoutes, errorStatus, headers as h, type Lo
 import { stringify } from 'yaml';
 import type { ServiceUrls } from '../health/health.ts';
 import { decorateOperation, sharedComponents } from './decorate.ts';
+import { attachExamples } from './examples.ts';
 import { hoistNamedSchemas } from './named-schemas.ts';
+import { hoistSharedParameters } from './shared-parameters.ts';
+import { describeTags } from './tags.ts';
+import { describeWebhooks, webhookHeaderParameters } from './webhooks.ts';
 
 type Paths = Record<string, Record<string, Record<string, any>>>;
 
@@ -103,16 +107,29 @@ export function createOpenApiDocument(source: OpenApiSource) {
         decorateOperation(method, path, operation, sorted[path] as Paths[string]);
     }
     const components = sharedComponents();
-    hoistNamedSchemas(sorted, components.schemas);
+    Object.assign(components.parameters, webhookHeaderParameters());
+    const described: { paths: Paths; webhooks: Paths } = { paths: sorted, webhooks: describeWebhooks() };
+    const conflicts = hoistNamedSchemas(described, components.schemas);
+    if (conflicts.length > 0) source.logger.warn('schemas described differently under one name', { names: conflicts });
+    const { paths, webhooks } = described;
+    const operations = [...Object.values(paths), ...Object.values(webhooks)];
+    attachExamples(operations, components);
+    hoistSharedParameters(Object.values(paths), components.parameters);
     return {
       openapi: '3.1.0',
-      info: { title: 'CRM API', version: '1.0.0', description: DESCRIPTION },
+      info: {
+        title: 'CRM API',
+        version: '1.0.0',
+        description: DESCRIPTION,
+        // The repository is private and ships no licence: all rights reserved.
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+        contact: { name: 'CRM API maintainers' },
+      },
       servers: [{ url: '/', description: 'This gateway (paths include the /v1 prefix)' }],
       security: [{ ApiKey: [] }],
-      tags: [...new Set(Object.values(sorted).flatMap((item) => Object.values(item).flatMap((op) => op.tags ?? [])))]
-        .sort()
-        .map((name) => ({ name })),
-      paths: sorted,
+      tags: describeTags(operations.flatMap((item) => Object.values(item).flatMap((op) => op.tags ?? []))),
+      paths,
+      webhooks,
       components,
     };
   }

@@ -5,8 +5,11 @@ import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 import { tenantContactTypes } from './repo.ts';
 
-const ContactType = t.Object({ id: Type.Integer(), reference: t.String(), name: t.String() });
-const ContactTypeListResponse = t.Object({ data: t.Array(ContactType) });
+const ContactType = t.Object(
+  { id: Type.Integer(), reference: t.String(), name: t.String() },
+  { title: 'ContactType', examples: [{ id: 1, reference: 'client', name: 'Client' }] },
+);
+const ContactTypeListResponse = t.Object({ data: t.Array(ContactType) }, { title: 'ContactTypeListResponse' });
 
 /**
  * GET /v1/contacts/types. Registered before the contacts routes; Elysia's router prefers the

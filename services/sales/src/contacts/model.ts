@@ -19,7 +19,11 @@ const locationFields = {
 };
 
 /** Location fields in a request; on update only the given fields change. */
-export const LocationInput = t.Object(locationFields, { additionalProperties: false });
+export const LocationInput = t.Object(locationFields, {
+  additionalProperties: false,
+  title: 'LocationInput',
+  examples: [{ direction: 'Calle Mayor 1', city: 'Madrid', postal: '28013', country: 'ES' }],
+});
 export type LocationInput = Static<typeof LocationInput>;
 
 const optionalContactFields = {
@@ -42,7 +46,25 @@ export const ContactCreate = t.Object(
     type: Name({ description: 'A reference from GET /contacts/types' }),
     ...optionalContactFields,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'ContactCreate',
+    examples: [
+      {
+        name: 'Acme Ltd',
+        type: 'client',
+        email: 'hello@acme.test',
+        is_person: false,
+        cif: 'B12345678',
+        phone: '+34 910 000 000',
+        web: 'https://acme.test',
+        comments: 'Key account since 2024',
+        users: ['demo@example.com'],
+        location: { direction: 'Calle Mayor 1', city: 'Madrid', postal: '28013', country: 'ES', latitude: '40.4168', longitude: '-3.7038' },
+        extra_fields: { segment: 'enterprise' },
+      },
+    ],
+  },
 );
 export type ContactCreate = Static<typeof ContactCreate>;
 
@@ -53,12 +75,30 @@ export const ContactUpdate = t.Object(
     type: t.Optional(Name({ description: 'A reference from GET /contacts/types' })),
     ...optionalContactFields,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'ContactUpdate',
+    examples: [{ phone: '+34 910 000 001', comments: 'Renewal due in March', location: { direction: 'Calle Mayor 3' } }],
+  },
 );
 export type ContactUpdate = Static<typeof ContactUpdate>;
 
 /** POST /contacts/batch body. */
-export const ContactBatch = t.Object({ data: t.Array(ContactCreate, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false });
+export const ContactBatch = t.Object(
+  { data: t.Array(ContactCreate, { minItems: 1, maxItems: 100 }) },
+  {
+    additionalProperties: false,
+    title: 'ContactBatch',
+    examples: [
+      {
+        data: [
+          { name: 'Globex Corporation', type: 'lead', email: 'sales@globex.test', cif: 'B87654321' },
+          { name: 'Jane Doe', type: 'prospect', email: 'jane.doe@example.com', is_person: true, users: ['demo@example.com'] },
+        ],
+      },
+    ],
+  },
+);
 
 /** POST /contacts/batch/upsert body (contract §23): items are update bodies; an unmatched one must be a full create body. */
 export const ContactUpsert = t.Object(
@@ -68,7 +108,19 @@ export const ContactUpsert = t.Object(
     }),
     data: t.Array(ContactUpdate, { minItems: 1, maxItems: 100 }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'ContactUpsert',
+    examples: [
+      {
+        id_property: 'email',
+        data: [
+          { email: 'hello@acme.test', phone: '+34 910 000 002' },
+          { email: 'info@initech.test', name: 'Initech', type: 'prospect' },
+        ],
+      },
+    ],
+  },
 );
 export type ContactUpsert = Static<typeof ContactUpsert>;
 
@@ -86,10 +138,13 @@ export const ContactParams = t.Object({ identifier: t.String({ description: 'Con
 /** GET /internal/contacts/resolve query. */
 export const ContactResolveQuery = t.Object({ identifier: t.String() }, { additionalProperties: true });
 
-export const ContactResponse = t.Object({ data: Contact });
-export const ContactListResponse = t.Object({ data: t.Array(Contact), pagination: ListPagination });
-export const ContactBatchResponse = t.Object({ data: t.Array(Contact) });
-export const ContactUpsertResponse = t.Object({
-  data: t.Array(Contact),
-  created: t.Array(t.Boolean(), { description: 'Per item, in request order: true when it created a contact, false when it updated one' }),
-});
+export const ContactResponse = t.Object({ data: Contact }, { title: 'ContactResponse' });
+export const ContactListResponse = t.Object({ data: t.Array(Contact), pagination: ListPagination }, { title: 'ContactListResponse' });
+export const ContactBatchResponse = t.Object({ data: t.Array(Contact) }, { title: 'ContactBatchResponse' });
+export const ContactUpsertResponse = t.Object(
+  {
+    data: t.Array(Contact),
+    created: t.Array(t.Boolean(), { description: 'Per item, in request order: true when it created a contact, false when it updated one' }),
+  },
+  { title: 'ContactUpsertResponse' },
+);

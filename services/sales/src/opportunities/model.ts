@@ -30,7 +30,23 @@ export const OpportunityCreate = t.Object(
     enterprise_identifier: Name({ description: 'Contact id, name, e-mail or CIF' }),
     ...optionalFields,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'OpportunityCreate',
+    examples: [
+      {
+        name: 'Acme renewal 2027',
+        enterprise_identifier: 'Acme Ltd',
+        user_email: 'demo@example.com',
+        amount: 12000,
+        currency: 'EUR',
+        status: 'open',
+        probability: 40,
+        close_date: '2027-03-31',
+        comments: 'Three-year renewal with volume discount',
+      },
+    ],
+  },
 );
 export type OpportunityCreate = Static<typeof OpportunityCreate>;
 
@@ -41,14 +57,25 @@ export const OpportunityUpdate = t.Object(
     enterprise_identifier: t.Optional(Name({ description: 'Contact id, name, e-mail or CIF' })),
     ...optionalFields,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'OpportunityUpdate', examples: [{ status: 'won', probability: 100, amount: 12500 }] },
 );
 export type OpportunityUpdate = Static<typeof OpportunityUpdate>;
 
 /** POST /opportunities/batch body. */
 export const OpportunityBatch = t.Object(
   { data: t.Array(OpportunityCreate, { minItems: 1, maxItems: 100 }) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'OpportunityBatch',
+    examples: [
+      {
+        data: [
+          { name: 'Acme support plan', enterprise_identifier: 'B12345678', amount: 2400, close_date: '2027-06-30' },
+          { name: 'Acme cabling', enterprise_identifier: 'hello@acme.test', amount: 800, status: 'lost' },
+        ],
+      },
+    ],
+  },
 );
 
 /** GET /opportunities query. */
@@ -61,6 +88,9 @@ export const OpportunityListQuery = listQueryWith({
 /** `{id}` of the opportunity routes. */
 export const OpportunityParams = IdParams;
 
-export const OpportunityResponse = t.Object({ data: Opportunity });
-export const OpportunityListResponse = t.Object({ data: t.Array(Opportunity), pagination: ListPagination });
-export const OpportunityBatchResponse = t.Object({ data: t.Array(Opportunity) });
+export const OpportunityResponse = t.Object({ data: Opportunity }, { title: 'OpportunityResponse' });
+export const OpportunityListResponse = t.Object(
+  { data: t.Array(Opportunity), pagination: ListPagination },
+  { title: 'OpportunityListResponse' },
+);
+export const OpportunityBatchResponse = t.Object({ data: t.Array(Opportunity) }, { title: 'OpportunityBatchResponse' });

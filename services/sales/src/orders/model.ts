@@ -33,7 +33,11 @@ export const OrderLineInput = Type.Object(
     comment: Type.Optional(LongText()),
     description: Type.Optional(LongText()),
   },
-  closed,
+  {
+    ...closed,
+    title: 'OrderLineInput',
+    examples: [{ reference: 'WIDGET-1', rate_sku: 'WIDGET-1-STD', quantity: 10, discount: 5, comment: 'Blue ones' }],
+  },
 );
 export type OrderLineInput = Static<typeof OrderLineInput>;
 
@@ -55,7 +59,21 @@ export const OrderCreate = Type.Object(
     extra_fields: Type.Optional(Type.Union([ExtraFields(), Type.Null()])),
     products: Type.Optional(Lines),
   },
-  closed,
+  {
+    ...closed,
+    title: 'OrderCreate',
+    examples: [
+      {
+        reference: 'ORD-2027-0001',
+        enterprise_identifier: 'Acme Ltd',
+        user_email: 'demo@example.com',
+        date_limit: '2027-01-31',
+        state: 1,
+        comments: 'Deliver to the Madrid office',
+        products: [{ reference: 'WIDGET-1', rate_sku: 'WIDGET-1-STD', quantity: 10, discount: 5, comment: 'Blue ones' }],
+      },
+    ],
+  },
 );
 export type OrderCreate = Static<typeof OrderCreate>;
 
@@ -69,12 +87,32 @@ export const OrderUpdate = Type.Object(
     extra_fields: Type.Optional(Type.Union([ExtraFields(), Type.Null()])),
     products: Type.Optional(Lines),
   },
-  closed,
+  { ...closed, title: 'OrderUpdate', examples: [{ state: 2, comments: 'Shipped on 2027-01-20' }] },
 );
 export type OrderUpdate = Static<typeof OrderUpdate>;
 
 /** POST /orders/batch. */
-export const OrderBatch = Type.Object({ data: Type.Array(OrderCreate, { minItems: 1, maxItems: 100 }) }, closed);
+export const OrderBatch = Type.Object(
+  { data: Type.Array(OrderCreate, { minItems: 1, maxItems: 100 }) },
+  {
+    ...closed,
+    title: 'OrderBatch',
+    examples: [
+      {
+        data: [
+          {
+            enterprise_identifier: 'Acme Ltd',
+            user_email: 'demo@example.com',
+            date_limit: '2027-02-28',
+            state: 1,
+            products: [{ reference: 'WIDGET-1', quantity: 2 }],
+          },
+          { enterprise_identifier: 'B12345678', user_email: 'demo@example.com', date_limit: '2027-03-31', state: 0 },
+        ],
+      },
+    ],
+  },
+);
 
 /** GET /orders query. */
 export const OrderListQuery = listQueryWith({
@@ -87,6 +125,6 @@ export const OrderListQuery = listQueryWith({
 export const OrderParams = t.Object({ reference: t.String({ description: 'The order reference, URL-encoded' }) });
 
 // Response schemas: the Order resource of @crm/contracts (what is stored; the database holds the same bounds).
-export const OrderResponse = Type.Object({ data: Order });
-export const OrderListResponse = Type.Object({ data: Type.Array(Order), pagination: ListPagination });
-export const OrderBatchResponse = Type.Object({ data: Type.Array(Order) });
+export const OrderResponse = Type.Object({ data: Order }, { title: 'OrderResponse' });
+export const OrderListResponse = Type.Object({ data: Type.Array(Order), pagination: ListPagination }, { title: 'OrderListResponse' });
+export const OrderBatchResponse = Type.Object({ data: Type.Array(Order) }, { title: 'OrderBatchResponse' });

@@ -91,7 +91,12 @@ export function ordersRoutes(deps: OrdersDeps) {
       {
         ...batchBody,
         response: { 201: OrderBatchResponse },
-        detail: { summary: 'Create up to 100 orders, all or nothing', tags },
+        detail: {
+          summary: 'Create up to 100 orders, all or nothing',
+          tags,
+          description:
+            'Each item is a `POST /orders` body, created in request order (generated references follow that order). One invalid item fails the batch, with fields like `data[3].user_email`; nothing is created and no event is sent.',
+        },
       },
     )
     .get(

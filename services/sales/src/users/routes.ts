@@ -15,7 +15,7 @@ const SORTS: Record<string, SortType> = {
   updated_at: 'timestamptz',
 };
 const SORT_NAMES = Object.keys(SORTS);
-const UserListResponse = t.Object({ data: t.Array(AccountUser), pagination: ListPagination });
+const UserListResponse = t.Object({ data: t.Array(AccountUser), pagination: ListPagination }, { title: 'UserListResponse' });
 const UserByEmailQuery = t.Object({ email: t.String() }, { additionalProperties: true });
 
 /** Account users: the public list and the internal API the gateway and other services use. */

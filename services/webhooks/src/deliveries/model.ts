@@ -20,7 +20,25 @@ export const Delivery = t.Object(
     created_at: t.String({ format: 'date-time' }),
     next_attempt_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
   },
-  { description: 'One delivery attempt of one event to one endpoint' },
+  {
+    title: 'Delivery',
+    description: 'One delivery attempt of one event to one endpoint',
+    examples: [
+      {
+        id: 1,
+        event_id: 'evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a',
+        event_type: 'contact.created',
+        attempt: 1,
+        status: 'delivered',
+        status_code: 200,
+        error: null,
+        response_excerpt: 'ok',
+        duration_ms: 84,
+        created_at: '2026-11-20T09:30:01.000Z',
+        next_attempt_at: null,
+      },
+    ],
+  },
 );
 export type Delivery = typeof Delivery.static;
 
@@ -32,8 +50,8 @@ export const DeliveryListQuery = listQueryWith({
 /** `/webhooks/{id}/deliveries/{delivery_id}`: both numeric ids; outside 1..2147483647 → 404. */
 export const DeliveryParams = t.Object({ id: PathId('Webhook id'), delivery_id: PathId('Delivery (attempt) id') });
 
-export const DeliveryResponse = t.Object({ data: Delivery });
-export const DeliveryListResponse = t.Object({ data: t.Array(Delivery), pagination: ListPagination });
+export const DeliveryResponse = t.Object({ data: Delivery }, { title: 'DeliveryResponse' });
+export const DeliveryListResponse = t.Object({ data: t.Array(Delivery), pagination: ListPagination }, { title: 'DeliveryListResponse' });
 
 /** `/webhooks/{id}/deliveries`: the webhook's id; outside 1..2147483647 → 404. */
 export const WebhookDeliveriesParams = IdParams;

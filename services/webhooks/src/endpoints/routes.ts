@@ -159,7 +159,16 @@ export function webhooksRoutes(deps: WebhooksRoutesDeps) {
       async ({ params, tenantId }) => ({
         data: { secret: (await service.getWebhook(deps.db, tenantId, params.id)).secret },
       }),
-      { params: WebhookParams, response: { 200: WebhookSecretResponse }, detail: { summary: "Get a webhook's signing secret", tags } },
+      {
+        params: WebhookParams,
+        response: { 200: WebhookSecretResponse },
+        detail: {
+          summary: "Get a webhook's signing secret",
+          tags,
+          description:
+            'The current `whsec_…` secret that signs deliveries (see the `webhooks` section for verification). After `POST /webhooks/{id}/rotate-secret` this is the new secret; the old one keeps signing alongside it for 24 hours.',
+        },
+      },
     )
     .post(
       '/v1/webhooks/:id/rotate-secret',

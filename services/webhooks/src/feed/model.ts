@@ -1,4 +1,4 @@
-import { isEventType } from '@crm/contracts';
+import { eventTypes, isEventType } from '@crm/contracts';
 import { type ErrorDetail, ListPagination, ListQuery } from '@crm/http';
 import { t } from 'elysia';
 import type { Selectable } from 'kysely';
@@ -11,11 +11,25 @@ export const TEST_EVENT_TYPE = 'webhook.test';
 export const FeedEvent = t.Object(
   {
     id: t.String({ description: '`evt_…`; also the `webhook-id` of its deliveries' }),
-    type: t.String({ description: 'An event type of `GET /webhooks/event-types` (never `webhook.test`)' }),
+    type: t.String({
+      enum: eventTypes.filter((type) => type !== TEST_EVENT_TYPE),
+      description: 'An event type of `GET /webhooks/event-types` (never `webhook.test`)',
+    }),
     timestamp: t.String({ format: 'date-time', description: 'When the change happened' }),
     data: t.Unknown({ description: 'The resource as the API returned it after the change; for deletions `{ id, reference? }`' }),
   },
-  { description: 'One event: the same `id`, `type`, `timestamp` and `data` as the body of its webhook deliveries' },
+  {
+    title: 'FeedEvent',
+    description: 'One event: the same `id`, `type`, `timestamp` and `data` as the body of its webhook deliveries',
+    examples: [
+      {
+        id: 'evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a',
+        type: 'order.deleted',
+        timestamp: '2026-11-20T09:30:00.000Z',
+        data: { id: 1, reference: 'ORD-2027-0001' },
+      },
+    ],
+  },
 );
 export type FeedEvent = typeof FeedEvent.static;
 
@@ -40,8 +54,8 @@ export const EventListQuery = t.Object(
   { additionalProperties: true },
 );
 
-export const EventListResponse = t.Object({ data: t.Array(FeedEvent), pagination: ListPagination });
-export const EventResponse = t.Object({ data: FeedEvent });
+export const EventListResponse = t.Object({ data: t.Array(FeedEvent), pagination: ListPagination }, { title: 'EventListResponse' });
+export const EventResponse = t.Object({ data: FeedEvent }, { title: 'EventResponse' });
 
 /** `/events/{id}`: the event id; nothing longer than an event id is ever stored (404). */
 export const EventParams = t.Object({ id: t.String({ description: 'The event id (`evt_…`)' }) });
