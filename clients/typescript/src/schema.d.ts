@@ -511,7 +511,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Create up to 100 orders, all or nothing */
+    /**
+     * Create up to 100 orders, all or nothing
+     * @description Each item is a `POST /orders` body, created in request order (generated references follow that order). One invalid item fails the batch, with fields like `data[3].user_email`; nothing is created and no event is sent.
+     */
     post: operations['postOrdersBatch'];
     delete?: never;
     options?: never;
@@ -878,7 +881,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a webhook's signing secret */
+    /**
+     * Get a webhook's signing secret
+     * @description The current `whsec_…` secret that signs deliveries (see the `webhooks` section for verification). After `POST /webhooks/{id}/rotate-secret` this is the new secret; the old one keeps signing alongside it for 24 hours.
+     */
     get: operations['getWebhooksIdSecret'];
     put?: never;
     post?: never;
@@ -909,7 +915,514 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  'contact.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * contact.created delivered to your endpoint
+     * @description A contact was created; data is the resource as the API returns it.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveContactCreatedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'contact.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * contact.updated delivered to your endpoint
+     * @description A contact was updated; data is the resource as the API returns it.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveContactUpdatedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'contact.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * contact.deleted delivered to your endpoint
+     * @description A contact was deleted; data is { id, reference? }.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveContactDeletedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'opportunity.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * opportunity.created delivered to your endpoint
+     * @description An opportunity was created; data is the resource as the API returns it.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveOpportunityCreatedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'opportunity.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * opportunity.updated delivered to your endpoint
+     * @description An opportunity was updated; data is the resource as the API returns it.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveOpportunityUpdatedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'opportunity.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * opportunity.deleted delivered to your endpoint
+     * @description An opportunity was deleted; data is { id, reference? }.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveOpportunityDeletedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * order.created delivered to your endpoint
+     * @description An order was created; data is the resource as the API returns it.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveOrderCreatedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * order.updated delivered to your endpoint
+     * @description An order was updated; data is the resource as the API returns it.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveOrderUpdatedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * order.deleted delivered to your endpoint
+     * @description An order was deleted; data is { id, reference? }.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveOrderDeletedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.state_changed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * order.state_changed delivered to your endpoint
+     * @description An order's state changed; data is the order plus previous_state.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveOrderStateChangedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'product.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * product.created delivered to your endpoint
+     * @description A product was created; data is the resource as the API returns it.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveProductCreatedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'product.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * product.updated delivered to your endpoint
+     * @description A product was updated; data is the resource as the API returns it.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveProductUpdatedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'product.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * product.deleted delivered to your endpoint
+     * @description A product was deleted; data is { id, reference? }.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveProductDeletedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'product_category.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * product_category.created delivered to your endpoint
+     * @description A product category was created; data is the category with its subtree, as the API returns it.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveProductCategoryCreatedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'product_category.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * product_category.updated delivered to your endpoint
+     * @description A product category was updated; data is the category with its subtree, as the API returns it.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveProductCategoryUpdatedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'product_category.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * product_category.deleted delivered to your endpoint
+     * @description A product category was deleted; data is { id, reference? }.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveProductCategoryDeletedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'document.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * document.created delivered to your endpoint
+     * @description A document was created; data is the resource as the API returns it.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveDocumentCreatedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'document.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * document.deleted delivered to your endpoint
+     * @description A document was deleted; data is { id, reference? }.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveDocumentDeletedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'document.linked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * document.linked delivered to your endpoint
+     * @description A document was linked to a contact; data is the document.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveDocumentLinkedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'document.unlinked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * document.unlinked delivered to your endpoint
+     * @description A document was unlinked from its contact; data is the document plus previous_contact_id.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveDocumentUnlinkedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'document.attached': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * document.attached delivered to your endpoint
+     * @description A document was attached to an opportunity; data is the document plus opportunity_id.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveDocumentAttachedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'document.detached': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * document.detached delivered to your endpoint
+     * @description A document was detached from an opportunity; data is the document plus opportunity_id.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveDocumentDetachedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'webhook.test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * webhook.test delivered to your endpoint
+     * @description Sent by POST /webhooks/{id}/test to that endpoint only, whatever it subscribes to; never in the events feed.
+     *
+     *     Verify the `webhook-signature` before trusting the body: see the *Webhook events* tag.
+     */
+    post: operations['receiveWebhookTestEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
     Error: {
@@ -943,6 +1456,534 @@ export interface components {
         request_id: string;
       };
     };
+    /** AuditLog */
+    AuditLog: {
+      id: number;
+      /** Format: date-time */
+      occurred_at: string;
+      request_id: string;
+      tenant_id: string | null;
+      key_id: string | null;
+      method: string;
+      path: string;
+      query: string | null;
+      status: number;
+      duration_ms: number;
+      client_ip: string | null;
+      user_agent: string | null;
+      idempotency_key: string | null;
+      replayed: boolean;
+      error_type: string | null;
+    };
+    /** ListPagination */
+    ListPagination: {
+      /** @description Matching items; null on a cursor page */
+      total: number | null;
+      per_page: number;
+      /** @description Null on a cursor page */
+      current_page: number | null;
+      /** @description Null on a cursor page */
+      last_page: number | null;
+      has_more: boolean;
+      /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
+      next_cursor: string | null;
+    };
+    /** AuditLogListResponse */
+    AuditLogListResponse: {
+      data: components['schemas']['AuditLog'][];
+      pagination: components['schemas']['ListPagination'];
+    };
+    /** LocationInput */
+    LocationInput: {
+      primary?: number | null;
+      direction?: string | null;
+      city?: string | null;
+      postal?: string | null;
+      country?: string | null;
+      latitude?: string | null;
+      longitude?: string | null;
+      extra_info?: string | null;
+    };
+    /** ContactCreate */
+    ContactCreate: {
+      name: string;
+      /** @description A reference from GET /contacts/types */
+      type: string;
+      email?: string | null;
+      is_person?: boolean | null;
+      cif?: string | null;
+      phone?: string | null;
+      web?: string | null;
+      iban?: string | null;
+      comments?: string | null;
+      users?: string[] | null;
+      location?: components['schemas']['LocationInput'] | null;
+      extra_fields?: {
+        [key: string]: unknown;
+      } | null;
+    };
+    /** AccountUser */
+    AccountUser: {
+      id: number;
+      name: string;
+      email: string;
+    };
+    /** Location */
+    Location: {
+      id: number;
+      primary: number | null;
+      direction: string | null;
+      city: string | null;
+      postal: string | null;
+      country: string | null;
+      latitude: string | null;
+      longitude: string | null;
+      extra_info: string | null;
+    };
+    /** Contact */
+    Contact: {
+      id: number;
+      name: string;
+      /** @description Contact type reference */
+      type: string;
+      email: string | null;
+      is_person: boolean | null;
+      cif: string | null;
+      phone: string | null;
+      web: string | null;
+      iban: string | null;
+      comments: string | null;
+      users: components['schemas']['AccountUser'][];
+      location: components['schemas']['Location'] | null;
+      extra_fields: {
+        [key: string]: unknown;
+      } | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** ContactResponse */
+    ContactResponse: {
+      data: components['schemas']['Contact'];
+    };
+    /** ContactListResponse */
+    ContactListResponse: {
+      data: components['schemas']['Contact'][];
+      pagination: components['schemas']['ListPagination'];
+    };
+    /** ContactBatch */
+    ContactBatch: {
+      data: components['schemas']['ContactCreate'][];
+    };
+    /** ContactBatchResponse */
+    ContactBatchResponse: {
+      data: components['schemas']['Contact'][];
+    };
+    /** ContactUpdate */
+    ContactUpdate: {
+      name?: string;
+      /** @description A reference from GET /contacts/types */
+      type?: string;
+      email?: string | null;
+      is_person?: boolean | null;
+      cif?: string | null;
+      phone?: string | null;
+      web?: string | null;
+      iban?: string | null;
+      comments?: string | null;
+      users?: string[] | null;
+      location?: components['schemas']['LocationInput'] | null;
+      extra_fields?: {
+        [key: string]: unknown;
+      } | null;
+    };
+    /** ContactUpsert */
+    ContactUpsert: {
+      /**
+       * @description What each item is matched on: `email` (case-insensitive), `cif` or `name` (exact); the lowest-id match wins
+       * @enum {string}
+       */
+      id_property: 'email' | 'cif' | 'name';
+      data: components['schemas']['ContactUpdate'][];
+    };
+    /** ContactUpsertResponse */
+    ContactUpsertResponse: {
+      data: components['schemas']['Contact'][];
+      /** @description Per item, in request order: true when it created a contact, false when it updated one */
+      created: boolean[];
+    };
+    /** ContactType */
+    ContactType: {
+      id: number;
+      reference: string;
+      name: string;
+    };
+    /** ContactTypeListResponse */
+    ContactTypeListResponse: {
+      data: components['schemas']['ContactType'][];
+    };
+    /** Deleted */
+    Deleted: {
+      deleted: boolean;
+    };
+    /** Document */
+    Document: {
+      id: number;
+      /** @description Display name, at most 255 characters; defaults to the uploaded file name without extension */
+      name: string;
+      /** @description Name of the stored object */
+      filename: string;
+      /** @description Lower-case extension without the dot */
+      extension: string;
+      /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
+      mime_type: string | null;
+      /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
+      size_bytes: number | null;
+      /** @description The single linked contact, if any */
+      contact_id: number | null;
+      /** @description Document category; defaults to the tenant's General category */
+      category_id: number;
+      /** @description Opportunities the document is attached to */
+      opportunity_ids: number[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** DocumentListResponse */
+    DocumentListResponse: {
+      data: components['schemas']['Document'][];
+      pagination: components['schemas']['ListPagination'];
+    };
+    /** DocumentUpload */
+    DocumentUpload: {
+      /**
+       * Format: binary
+       * @description The file, at most 20 MB; its extension must match its content
+       */
+      file: string;
+      /** @description Display name, 1..255 characters, not only spaces; defaults to the file name without extension */
+      name?: string;
+      /** @description An existing document category (1..2147483647); defaults to General */
+      document_category_id?: number;
+    };
+    /** DocumentResponse */
+    DocumentResponse: {
+      data: components['schemas']['Document'];
+    };
+    /** DocumentCategory */
+    DocumentCategory: {
+      id: number;
+      name: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** DocumentCategoryListResponse */
+    DocumentCategoryListResponse: {
+      data: components['schemas']['DocumentCategory'][];
+      pagination: components['schemas']['ListPagination'];
+    };
+    /**
+     * FeedEvent
+     * @description One event: the same `id`, `type`, `timestamp` and `data` as the body of its webhook deliveries
+     */
+    FeedEvent: {
+      /** @description `evt_…`; also the `webhook-id` of its deliveries */
+      id: string;
+      /**
+       * @description An event type of `GET /webhooks/event-types` (never `webhook.test`)
+       * @enum {string}
+       */
+      type:
+        | 'contact.created'
+        | 'contact.updated'
+        | 'contact.deleted'
+        | 'opportunity.created'
+        | 'opportunity.updated'
+        | 'opportunity.deleted'
+        | 'order.created'
+        | 'order.updated'
+        | 'order.deleted'
+        | 'order.state_changed'
+        | 'product.created'
+        | 'product.updated'
+        | 'product.deleted'
+        | 'product_category.created'
+        | 'product_category.updated'
+        | 'product_category.deleted'
+        | 'document.created'
+        | 'document.deleted'
+        | 'document.linked'
+        | 'document.unlinked'
+        | 'document.attached'
+        | 'document.detached';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       */
+      timestamp: string;
+      /** @description The resource as the API returned it after the change; for deletions `{ id, reference? }` */
+      data: unknown;
+    };
+    /** EventListResponse */
+    EventListResponse: {
+      data: components['schemas']['FeedEvent'][];
+      pagination: components['schemas']['ListPagination'];
+    };
+    /** EventResponse */
+    EventResponse: {
+      data: components['schemas']['FeedEvent'];
+    };
+    /** HealthResponse */
+    HealthResponse: {
+      data: {
+        /** @constant */
+        status: 'ok';
+        services: {
+          /**
+           * @description `up`, or why the service is not usable
+           * @example up
+           */
+          gateway: string;
+          /**
+           * @description `up`, or why the service is not usable
+           * @example up
+           */
+          sales: string;
+          /**
+           * @description `up`, or why the service is not usable
+           * @example up
+           */
+          catalog: string;
+          /**
+           * @description `up`, or why the service is not usable
+           * @example up
+           */
+          documents: string;
+          /**
+           * @description `up`, or why the service is not usable
+           * @example up
+           */
+          webhooks: string;
+        };
+      };
+    };
+    /**
+     * OpportunityStatus
+     * @description open | won | lost
+     * @enum {string}
+     */
+    OpportunityStatus: 'open' | 'won' | 'lost';
+    /** OpportunityCreate */
+    OpportunityCreate: {
+      name: string;
+      /** @description Contact id, name, e-mail or CIF */
+      enterprise_identifier: string;
+      user_email?: string | null;
+      /** @description Rounded to 2 decimals; default 0 */
+      amount?: number;
+      /** @description ISO 4217, default EUR */
+      currency?: string;
+      status?: components['schemas']['OpportunityStatus'];
+      probability?: number | null;
+      close_date?: string | null;
+      comments?: string | null;
+      extra_fields?: {
+        [key: string]: unknown;
+      } | null;
+    };
+    /** Opportunity */
+    Opportunity: {
+      id: number;
+      name: string;
+      /** @description The contact (enterprise) id */
+      enterprise_id: number;
+      user_id: number | null;
+      amount: number;
+      /** @description ISO 4217 code */
+      currency: string;
+      status: components['schemas']['OpportunityStatus'];
+      probability: number | null;
+      close_date: string | null;
+      comments: string | null;
+      extra_fields: {
+        [key: string]: unknown;
+      } | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** OpportunityResponse */
+    OpportunityResponse: {
+      data: components['schemas']['Opportunity'];
+    };
+    /** OpportunityListResponse */
+    OpportunityListResponse: {
+      data: components['schemas']['Opportunity'][];
+      pagination: components['schemas']['ListPagination'];
+    };
+    /** OpportunityBatch */
+    OpportunityBatch: {
+      data: components['schemas']['OpportunityCreate'][];
+    };
+    /** OpportunityBatchResponse */
+    OpportunityBatchResponse: {
+      data: components['schemas']['Opportunity'][];
+    };
+    /** OpportunityUpdate */
+    OpportunityUpdate: {
+      name?: string;
+      /** @description Contact id, name, e-mail or CIF */
+      enterprise_identifier?: string;
+      user_email?: string | null;
+      /** @description Rounded to 2 decimals; default 0 */
+      amount?: number;
+      /** @description ISO 4217, default EUR */
+      currency?: string;
+      status?: components['schemas']['OpportunityStatus'];
+      probability?: number | null;
+      close_date?: string | null;
+      comments?: string | null;
+      extra_fields?: {
+        [key: string]: unknown;
+      } | null;
+    };
+    /** DetachedResponse */
+    DetachedResponse: {
+      /** @constant */
+      detached: true;
+    };
+    /** OrderLineInput */
+    OrderLineInput: {
+      /** @description A catalog product's reference */
+      reference: string;
+      /** @description One of the product's rates; default its primary rate */
+      rate_sku?: string;
+      /** @description Unit cost, 0..999999999999.99; default the rate's cost */
+      cost?: number;
+      /** @description Unit price, 0..999999999999.99; default the rate's price */
+      price?: number;
+      /** @description Percentage 0..100; default 0 */
+      discount?: number;
+      /** @description Greater than 0, at most 1000000000; default 1 */
+      quantity?: number;
+      comment?: string | null;
+      description?: string | null;
+    };
+    /** OrderCreate */
+    OrderCreate: {
+      /** @description Unique per account; generated (`ORD-000001`, …) when omitted */
+      reference?: string;
+      /** @description Contact id, name, e-mail or CIF */
+      enterprise_identifier: string;
+      /**
+       * Format: email
+       * @description An account user's e-mail
+       */
+      user_email: string;
+      opportunity_id?: number | null;
+      /**
+       * Format: date
+       * @description YYYY-MM-DD, 0001-01-01..9999-12-31
+       */
+      date_limit: string;
+      /** @description 0..2147483647 */
+      state: number;
+      comments?: string | null;
+      extra_fields?: {
+        [key: string]: unknown;
+      } | null;
+      /** @description Product lines; on update the list replaces all lines. Each line total and the order total must be at most 999999999999.99 */
+      products?: components['schemas']['OrderLineInput'][];
+    };
+    /** OrderState */
+    OrderState: {
+      id: number;
+      state: number;
+      /** @description Order total when the state was entered */
+      amount: number;
+      /** Format: date-time */
+      created_at: string;
+    };
+    /** OrderLine */
+    OrderLine: {
+      /** @description Product id */
+      id: number;
+      reference: string;
+      /** @description Product name when the line was written */
+      name: string;
+      pivot: {
+        cost: number;
+        price: number;
+        discount: number;
+        quantity: number;
+        comment: string | null;
+        description: string | null;
+        /** @description The rate the line was priced from */
+        rate_sku: string | null;
+      };
+    };
+    /** Order */
+    Order: {
+      id: number;
+      reference: string;
+      enterprise_id: number;
+      user_id: number;
+      opportunity_id: number | null;
+      /** Format: date */
+      date_limit: string;
+      state: number;
+      comments: string | null;
+      extra_fields: {
+        [key: string]: unknown;
+      } | null;
+      /** @description Σ price × quantity × (1 − discount/100), rounded to 2 decimals; at most 999999999999.99 */
+      total: number;
+      states: components['schemas']['OrderState'][];
+      products: components['schemas']['OrderLine'][];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** OrderResponse */
+    OrderResponse: {
+      data: components['schemas']['Order'];
+    };
+    /** OrderListResponse */
+    OrderListResponse: {
+      data: components['schemas']['Order'][];
+      pagination: components['schemas']['ListPagination'];
+    };
+    /** OrderBatch */
+    OrderBatch: {
+      data: components['schemas']['OrderCreate'][];
+    };
+    /** OrderBatchResponse */
+    OrderBatchResponse: {
+      data: components['schemas']['Order'][];
+    };
+    /** OrderUpdate */
+    OrderUpdate: {
+      opportunity_id?: number | null;
+      /**
+       * Format: date
+       * @description YYYY-MM-DD, 0001-01-01..9999-12-31
+       */
+      date_limit?: string;
+      /** @description 0..2147483647 */
+      state?: number;
+      comments?: string | null;
+      extra_fields?: {
+        [key: string]: unknown;
+      } | null;
+      /** @description Product lines; on update the list replaces all lines. Each line total and the order total must be at most 999999999999.99 */
+      products?: components['schemas']['OrderLineInput'][];
+    };
     ProductCategoryTree: {
       id: number;
       name: string;
@@ -959,6 +2000,969 @@ export interface components {
       updated_at: string;
       /** @description direct children, each with its own subtree */
       children: components['schemas']['ProductCategoryTree'][];
+    };
+    /** ProductCategoryListResponse */
+    ProductCategoryListResponse: {
+      data: components['schemas']['ProductCategoryTree'][];
+      pagination: components['schemas']['ListPagination'];
+    };
+    /** ProductCategoryCreate */
+    ProductCategoryCreate: {
+      name: string;
+      /** @description Unique per account, 1..255 characters */
+      reference: string;
+      /** @description omit, 0 or null for a root category */
+      parent_id?: number | null;
+    };
+    /** ProductCategoryResponse */
+    ProductCategoryResponse: {
+      data: components['schemas']['ProductCategoryTree'];
+    };
+    /** ProductCategoryUpdate */
+    ProductCategoryUpdate: {
+      name?: string;
+      /** @description Unique per account, 1..255 characters */
+      reference?: string;
+      /** @description 0 or null moves the category to the root */
+      parent_id?: number | null;
+    };
+    /** Rate */
+    Rate: {
+      id: number;
+      sku: string;
+      cost: number;
+      price: number;
+      primary: boolean;
+    };
+    /** ProductCategory */
+    ProductCategory: {
+      id: number;
+      name: string;
+      reference: string;
+      /** @description null for a root category */
+      parent_id: number | null;
+      /** @description true when this category itself has products */
+      has_products: boolean;
+      /** @description always false; objectives are not part of this API */
+      has_objectives: boolean;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** Product */
+    Product: {
+      id: number;
+      reference: string;
+      name: string;
+      description: string | null;
+      /** @description The account's VAT rate with the requested percentage */
+      vat_id: number;
+      product_category_id: number;
+      services: string | null;
+      stock: number | null;
+      rates: components['schemas']['Rate'][];
+      category: components['schemas']['ProductCategory'];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** ProductListResponse */
+    ProductListResponse: {
+      data: components['schemas']['Product'][];
+      pagination: components['schemas']['ListPagination'];
+    };
+    /** RateInput */
+    RateInput: {
+      /** @description Unique per account, 1..255 characters */
+      sku: string;
+      /** @description Unit cost 0..999999999999.99, default 0; rounded to 2 decimals */
+      cost?: number;
+      /** @description Unit price 0..999999999999.99; rounded to 2 decimals */
+      price: number;
+      /** @description At most one rate is primary; when none is, the first one is */
+      primary?: boolean;
+    };
+    /** ProductCreate */
+    ProductCreate: {
+      /** @description Unique per account; identifies the product in paths */
+      reference: string;
+      name: string;
+      description?: string | null;
+      /** @description VAT percentage, 0..100 */
+      vat: number;
+      /** @description Reference of one of your product categories */
+      product_category_ref: string;
+      services?: string | null;
+      /** @description 0..999999999999.99 or null */
+      stock?: number | null;
+      rates: components['schemas']['RateInput'][];
+    };
+    /** ProductResponse */
+    ProductResponse: {
+      data: components['schemas']['Product'];
+    };
+    /** ProductBatch */
+    ProductBatch: {
+      data: components['schemas']['ProductCreate'][];
+    };
+    /** ProductBatchResponse */
+    ProductBatchResponse: {
+      /** @description The products, in request order */
+      data: components['schemas']['Product'][];
+    };
+    /** ProductUpsertItem */
+    ProductUpsertItem: {
+      /** @description With id_property reference: the matching key. With sku: required to create; cannot change a match */
+      reference?: string;
+      /** @description Only with id_property sku: matches the product that has a rate with this sku; a creation must list it in rates */
+      sku?: string;
+      name?: string;
+      description?: string | null;
+      /** @description VAT percentage, 0..100 */
+      vat?: number;
+      /** @description Reference of one of your product categories */
+      product_category_ref?: string;
+      services?: string | null;
+      /** @description 0..999999999999.99 or null */
+      stock?: number | null;
+      /** @description Required to create; on a match it replaces all rates, a rate keeps its id when its sku stays */
+      rates?: components['schemas']['RateInput'][];
+    };
+    /** ProductUpsert */
+    ProductUpsert: {
+      /**
+       * @description What each item is matched on within your account
+       * @enum {string}
+       */
+      id_property: 'reference' | 'sku';
+      data: components['schemas']['ProductUpsertItem'][];
+    };
+    /** ProductUpsertResponse */
+    ProductUpsertResponse: {
+      /** @description The products, in request order */
+      data: components['schemas']['Product'][];
+      /** @description Per item, in request order: true when it was created, false when it updated a match */
+      created: boolean[];
+    };
+    /** ProductUpdate */
+    ProductUpdate: {
+      name?: string;
+      description?: string | null;
+      /** @description VAT percentage, 0..100 */
+      vat?: number;
+      /** @description Reference of one of your product categories */
+      product_category_ref?: string;
+      services?: string | null;
+      /** @description 0..999999999999.99 or null */
+      stock?: number | null;
+      /** @description Replaces all rates; a rate keeps its id when its sku stays */
+      rates?: components['schemas']['RateInput'][];
+    };
+    /** UserListResponse */
+    UserListResponse: {
+      data: components['schemas']['AccountUser'][];
+      pagination: components['schemas']['ListPagination'];
+    };
+    /** WebhookCreate */
+    WebhookCreate: {
+      /** @description http(s) URL receiving POSTs; must resolve to a public address; at most 2048 characters */
+      url: string;
+      /** @description Event types to receive; omitted or `["*"]` = all (`webhook.test` is always sent by `POST /webhooks/{id}/test`) */
+      events?: (
+        | 'contact.created'
+        | 'contact.updated'
+        | 'contact.deleted'
+        | 'opportunity.created'
+        | 'opportunity.updated'
+        | 'opportunity.deleted'
+        | 'order.created'
+        | 'order.updated'
+        | 'order.deleted'
+        | 'order.state_changed'
+        | 'product.created'
+        | 'product.updated'
+        | 'product.deleted'
+        | 'product_category.created'
+        | 'product_category.updated'
+        | 'product_category.deleted'
+        | 'document.created'
+        | 'document.deleted'
+        | 'document.linked'
+        | 'document.unlinked'
+        | 'document.attached'
+        | 'document.detached'
+        | 'webhook.test'
+        | '*'
+      )[];
+      /** @description At most 255 characters; null clears it */
+      description?: string | null;
+      /** @description Default true */
+      enabled?: boolean;
+    };
+    /** WebhookWithSecret */
+    WebhookWithSecret: {
+      id: number;
+      url: string;
+      description: string | null;
+      events: (
+        | 'contact.created'
+        | 'contact.updated'
+        | 'contact.deleted'
+        | 'opportunity.created'
+        | 'opportunity.updated'
+        | 'opportunity.deleted'
+        | 'order.created'
+        | 'order.updated'
+        | 'order.deleted'
+        | 'order.state_changed'
+        | 'product.created'
+        | 'product.updated'
+        | 'product.deleted'
+        | 'product_category.created'
+        | 'product_category.updated'
+        | 'product_category.deleted'
+        | 'document.created'
+        | 'document.deleted'
+        | 'document.linked'
+        | 'document.unlinked'
+        | 'document.attached'
+        | 'document.detached'
+        | 'webhook.test'
+        | '*'
+      )[];
+      enabled: boolean;
+      /** @description Why the service disabled the endpoint (e.g. it answered 410 Gone) */
+      disabled_reason: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description `whsec_` + base64 of 32 random bytes; the HMAC key is the base64-decoded part */
+      secret: string;
+    };
+    /** WebhookWithSecretResponse */
+    WebhookWithSecretResponse: {
+      data: components['schemas']['WebhookWithSecret'];
+    };
+    /** Webhook */
+    Webhook: {
+      id: number;
+      url: string;
+      description: string | null;
+      events: (
+        | 'contact.created'
+        | 'contact.updated'
+        | 'contact.deleted'
+        | 'opportunity.created'
+        | 'opportunity.updated'
+        | 'opportunity.deleted'
+        | 'order.created'
+        | 'order.updated'
+        | 'order.deleted'
+        | 'order.state_changed'
+        | 'product.created'
+        | 'product.updated'
+        | 'product.deleted'
+        | 'product_category.created'
+        | 'product_category.updated'
+        | 'product_category.deleted'
+        | 'document.created'
+        | 'document.deleted'
+        | 'document.linked'
+        | 'document.unlinked'
+        | 'document.attached'
+        | 'document.detached'
+        | 'webhook.test'
+        | '*'
+      )[];
+      enabled: boolean;
+      /** @description Why the service disabled the endpoint (e.g. it answered 410 Gone) */
+      disabled_reason: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** WebhookListResponse */
+    WebhookListResponse: {
+      data: components['schemas']['Webhook'][];
+      pagination: components['schemas']['ListPagination'];
+    };
+    /** EventType */
+    EventType: {
+      /** @enum {string} */
+      type:
+        | 'contact.created'
+        | 'contact.updated'
+        | 'contact.deleted'
+        | 'opportunity.created'
+        | 'opportunity.updated'
+        | 'opportunity.deleted'
+        | 'order.created'
+        | 'order.updated'
+        | 'order.deleted'
+        | 'order.state_changed'
+        | 'product.created'
+        | 'product.updated'
+        | 'product.deleted'
+        | 'product_category.created'
+        | 'product_category.updated'
+        | 'product_category.deleted'
+        | 'document.created'
+        | 'document.deleted'
+        | 'document.linked'
+        | 'document.unlinked'
+        | 'document.attached'
+        | 'document.detached'
+        | 'webhook.test';
+      description: string;
+      /** @description JSON Schema of the event's `data` */
+      payload: {
+        [key: string]: unknown;
+      };
+    };
+    /** EventTypeListResponse */
+    EventTypeListResponse: {
+      data: components['schemas']['EventType'][];
+    };
+    /** WebhookResponse */
+    WebhookResponse: {
+      data: components['schemas']['Webhook'];
+    };
+    /** WebhookUpdate */
+    WebhookUpdate: {
+      /** @description http(s) URL receiving POSTs; must resolve to a public address; at most 2048 characters */
+      url?: string;
+      /** @description Event types to receive; omitted or `["*"]` = all (`webhook.test` is always sent by `POST /webhooks/{id}/test`) */
+      events?: (
+        | 'contact.created'
+        | 'contact.updated'
+        | 'contact.deleted'
+        | 'opportunity.created'
+        | 'opportunity.updated'
+        | 'opportunity.deleted'
+        | 'order.created'
+        | 'order.updated'
+        | 'order.deleted'
+        | 'order.state_changed'
+        | 'product.created'
+        | 'product.updated'
+        | 'product.deleted'
+        | 'product_category.created'
+        | 'product_category.updated'
+        | 'product_category.deleted'
+        | 'document.created'
+        | 'document.deleted'
+        | 'document.linked'
+        | 'document.unlinked'
+        | 'document.attached'
+        | 'document.detached'
+        | 'webhook.test'
+        | '*'
+      )[];
+      /** @description At most 255 characters; null clears it */
+      description?: string | null;
+      /** @description false pauses deliveries (they stay queued); true resumes them */
+      enabled?: boolean;
+    };
+    /**
+     * Delivery
+     * @description One delivery attempt of one event to one endpoint
+     */
+    Delivery: {
+      id: number;
+      /** @description Also the `webhook-id` header of every attempt */
+      event_id: string;
+      event_type: string;
+      /** @description Attempt number for this event and endpoint, from 1 */
+      attempt: number;
+      /**
+       * @description `delivered`: this attempt got a 2xx. `pending`: not made yet, or failed with another attempt due at `next_attempt_at`. `failed`: failed and no attempt follows.
+       * @enum {string}
+       */
+      status: 'pending' | 'delivered' | 'failed';
+      /** @description null on a network error or timeout, and before the attempt */
+      status_code: number | null;
+      error: string | null;
+      /** @description At most the first 2 KB of the answer */
+      response_excerpt: string | null;
+      duration_ms: number | null;
+      /** Format: date-time */
+      created_at: string;
+      next_attempt_at: string | null;
+    };
+    /** DeliveryListResponse */
+    DeliveryListResponse: {
+      data: components['schemas']['Delivery'][];
+      pagination: components['schemas']['ListPagination'];
+    };
+    /** DeliveryResponse */
+    DeliveryResponse: {
+      data: components['schemas']['Delivery'];
+    };
+    /** WebhookSecret */
+    WebhookSecret: {
+      secret: string;
+    };
+    /** WebhookSecretResponse */
+    WebhookSecretResponse: {
+      data: components['schemas']['WebhookSecret'];
+    };
+    /** WebhookTestResponse */
+    WebhookTestResponse: {
+      data: {
+        /**
+         * @description The `webhook.test` event sent (its `webhook-id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        event_id: string;
+      };
+    };
+    /**
+     * ContactCreatedEvent
+     * @description A contact was created; data is the resource as the API returns it.
+     */
+    ContactCreatedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'contact.created';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['Contact'];
+    };
+    /**
+     * ContactUpdatedEvent
+     * @description A contact was updated; data is the resource as the API returns it.
+     */
+    ContactUpdatedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'contact.updated';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['Contact'];
+    };
+    /** DeletedRef */
+    DeletedRef: {
+      id: number;
+      reference?: string;
+    };
+    /**
+     * ContactDeletedEvent
+     * @description A contact was deleted; data is { id, reference? }.
+     */
+    ContactDeletedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'contact.deleted';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['DeletedRef'];
+    };
+    /**
+     * OpportunityCreatedEvent
+     * @description An opportunity was created; data is the resource as the API returns it.
+     */
+    OpportunityCreatedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'opportunity.created';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['Opportunity'];
+    };
+    /**
+     * OpportunityUpdatedEvent
+     * @description An opportunity was updated; data is the resource as the API returns it.
+     */
+    OpportunityUpdatedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'opportunity.updated';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['Opportunity'];
+    };
+    /**
+     * OpportunityDeletedEvent
+     * @description An opportunity was deleted; data is { id, reference? }.
+     */
+    OpportunityDeletedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'opportunity.deleted';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['DeletedRef'];
+    };
+    /**
+     * OrderCreatedEvent
+     * @description An order was created; data is the resource as the API returns it.
+     */
+    OrderCreatedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'order.created';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['Order'];
+    };
+    /**
+     * OrderUpdatedEvent
+     * @description An order was updated; data is the resource as the API returns it.
+     */
+    OrderUpdatedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'order.updated';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['Order'];
+    };
+    /**
+     * OrderDeletedEvent
+     * @description An order was deleted; data is { id, reference? }.
+     */
+    OrderDeletedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'order.deleted';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['DeletedRef'];
+    };
+    /** OrderStateChanged */
+    OrderStateChanged: {
+      id: number;
+      reference: string;
+      enterprise_id: number;
+      user_id: number;
+      opportunity_id: number | null;
+      /** Format: date */
+      date_limit: string;
+      state: number;
+      comments: string | null;
+      extra_fields: {
+        [key: string]: unknown;
+      } | null;
+      /** @description Σ price × quantity × (1 − discount/100), rounded to 2 decimals; at most 999999999999.99 */
+      total: number;
+      states: components['schemas']['OrderState'][];
+      products: components['schemas']['OrderLine'][];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      previous_state: number;
+    };
+    /**
+     * OrderStateChangedEvent
+     * @description An order's state changed; data is the order plus previous_state.
+     */
+    OrderStateChangedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'order.state_changed';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['OrderStateChanged'];
+    };
+    /**
+     * ProductCreatedEvent
+     * @description A product was created; data is the resource as the API returns it.
+     */
+    ProductCreatedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'product.created';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['Product'];
+    };
+    /**
+     * ProductUpdatedEvent
+     * @description A product was updated; data is the resource as the API returns it.
+     */
+    ProductUpdatedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'product.updated';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['Product'];
+    };
+    /**
+     * ProductDeletedEvent
+     * @description A product was deleted; data is { id, reference? }.
+     */
+    ProductDeletedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'product.deleted';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['DeletedRef'];
+    };
+    /**
+     * ProductCategoryCreatedEvent
+     * @description A product category was created; data is the category with its subtree, as the API returns it.
+     */
+    ProductCategoryCreatedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'product_category.created';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['ProductCategoryTree'];
+    };
+    /**
+     * ProductCategoryUpdatedEvent
+     * @description A product category was updated; data is the category with its subtree, as the API returns it.
+     */
+    ProductCategoryUpdatedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'product_category.updated';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['ProductCategoryTree'];
+    };
+    /**
+     * ProductCategoryDeletedEvent
+     * @description A product category was deleted; data is { id, reference? }.
+     */
+    ProductCategoryDeletedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'product_category.deleted';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['DeletedRef'];
+    };
+    /**
+     * DocumentCreatedEvent
+     * @description A document was created; data is the resource as the API returns it.
+     */
+    DocumentCreatedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'document.created';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['Document'];
+    };
+    /**
+     * DocumentDeletedEvent
+     * @description A document was deleted; data is { id, reference? }.
+     */
+    DocumentDeletedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'document.deleted';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['DeletedRef'];
+    };
+    /**
+     * DocumentLinkedEvent
+     * @description A document was linked to a contact; data is the document.
+     */
+    DocumentLinkedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'document.linked';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['Document'];
+    };
+    /** DocumentUnlinked */
+    DocumentUnlinked: {
+      id: number;
+      /** @description Display name, at most 255 characters; defaults to the uploaded file name without extension */
+      name: string;
+      /** @description Name of the stored object */
+      filename: string;
+      /** @description Lower-case extension without the dot */
+      extension: string;
+      /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
+      mime_type: string | null;
+      /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
+      size_bytes: number | null;
+      /** @description The single linked contact, if any */
+      contact_id: number | null;
+      /** @description Document category; defaults to the tenant's General category */
+      category_id: number;
+      /** @description Opportunities the document is attached to */
+      opportunity_ids: number[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      previous_contact_id: number;
+    };
+    /**
+     * DocumentUnlinkedEvent
+     * @description A document was unlinked from its contact; data is the document plus previous_contact_id.
+     */
+    DocumentUnlinkedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'document.unlinked';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['DocumentUnlinked'];
+    };
+    /** DocumentAttachment */
+    DocumentAttachment: {
+      id: number;
+      /** @description Display name, at most 255 characters; defaults to the uploaded file name without extension */
+      name: string;
+      /** @description Name of the stored object */
+      filename: string;
+      /** @description Lower-case extension without the dot */
+      extension: string;
+      /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
+      mime_type: string | null;
+      /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
+      size_bytes: number | null;
+      /** @description The single linked contact, if any */
+      contact_id: number | null;
+      /** @description Document category; defaults to the tenant's General category */
+      category_id: number;
+      /** @description Opportunities the document is attached to */
+      opportunity_ids: number[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      opportunity_id: number;
+    };
+    /**
+     * DocumentAttachedEvent
+     * @description A document was attached to an opportunity; data is the document plus opportunity_id.
+     */
+    DocumentAttachedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'document.attached';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['DocumentAttachment'];
+    };
+    /**
+     * DocumentDetachedEvent
+     * @description A document was detached from an opportunity; data is the document plus opportunity_id.
+     */
+    DocumentDetachedEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'document.detached';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['DocumentAttachment'];
+    };
+    /** WebhookTest */
+    WebhookTest: {
+      webhook_id: number;
+      message: string;
+    };
+    /**
+     * WebhookTestEvent
+     * @description Sent by POST /webhooks/{id}/test to that endpoint only, whatever it subscribes to; never in the events feed.
+     */
+    WebhookTestEvent: {
+      /**
+       * @description The event id (also `webhook-id`)
+       * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+       */
+      id: string;
+      /** @constant */
+      type: 'webhook.test';
+      /**
+       * Format: date-time
+       * @description When the change happened
+       * @example 2026-11-20T09:30:00.000Z
+       */
+      timestamp: string;
+      data: components['schemas']['WebhookTest'];
     };
   };
   responses: {
@@ -1129,6 +3133,33 @@ export interface components {
     IfMatch: string;
     /** @description A UUID to correlate the request; kept when valid, otherwise generated. Echoed on the response. */
     RequestId: string;
+    /**
+     * @description The event id, the same on every retry of this event (and the body `id`)
+     * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+     */
+    WebhookId: string;
+    /**
+     * @description Unix seconds when this attempt was sent
+     * @example 1795253400
+     */
+    WebhookTimestamp: string;
+    /**
+     * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+     */
+    WebhookSignature: string;
+    /** @description Items per page, 1..100 (default 15) */
+    PerPage: number;
+    /** @description Page number, from 1 (default 1). Not with `cursor`. */
+    Page: number;
+    /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
+    Cursor: string;
+    /** @description Sort field, `-field` for descending (default `id`) */
+    Sort: string;
+    /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
+    UpdatedSince: string;
+    /** @description metadata: fill mime_type and size_bytes of documents created before metadata capture (one storage lookup per such row, so slower) */
+    Include: 'metadata';
   };
   requestBodies: never;
   headers: {
@@ -1155,15 +3186,15 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description `-occurred_at` (newest first, the default) or `occurred_at` */
         sort?: string;
         /** @description Records never change: the same as `from` (RFC 3339, with Z or an offset) */
         updated_since?: string;
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /** @description Only records at or after this instant (RFC 3339, with Z or an offset) */
         from?: string;
         /** @description Only records before this instant (RFC 3339, with Z or an offset) */
@@ -1194,38 +3225,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              /** Format: date-time */
-              occurred_at: string;
-              request_id: string;
-              tenant_id: string | null;
-              key_id: string | null;
-              method: string;
-              path: string;
-              query: string | null;
-              status: number;
-              duration_ms: number;
-              client_ip: string | null;
-              user_agent: string | null;
-              idempotency_key: string | null;
-              replayed: boolean;
-              error_type: string | null;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['AuditLogListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -1242,15 +3242,15 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Sort field, `-field` for descending (default `id`) */
-        sort?: string;
+        sort?: components['parameters']['Sort'];
         /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
-        updated_since?: string;
+        updated_since?: components['parameters']['UpdatedSince'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /** @description Case-insensitive substring of name, email or cif */
         q?: string;
         /** @description Contact type reference */
@@ -1279,56 +3279,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description Contact type reference */
-              type: string;
-              email: string | null;
-              is_person: boolean | null;
-              cif: string | null;
-              phone: string | null;
-              web: string | null;
-              iban: string | null;
-              comments: string | null;
-              users: {
-                id: number;
-                name: string;
-                email: string;
-              }[];
-              location: {
-                id: number;
-                primary: number | null;
-                direction: string | null;
-                city: string | null;
-                postal: string | null;
-                country: string | null;
-                latitude: string | null;
-                longitude: string | null;
-                extra_info: string | null;
-              } | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['ContactListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -1355,32 +3306,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          name: string;
-          /** @description A reference from GET /contacts/types */
-          type: string;
-          email?: string | null;
-          is_person?: boolean | null;
-          cif?: string | null;
-          phone?: string | null;
-          web?: string | null;
-          iban?: string | null;
-          comments?: string | null;
-          users?: string[] | null;
-          location?: {
-            primary?: number | null;
-            direction?: string | null;
-            city?: string | null;
-            postal?: string | null;
-            country?: string | null;
-            latitude?: string | null;
-            longitude?: string | null;
-            extra_info?: string | null;
-          } | null;
-          extra_fields?: {
-            [key: string]: unknown;
-          } | null;
-        };
+        'application/json': components['schemas']['ContactCreate'];
       };
     };
     responses: {
@@ -1395,44 +3321,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description Contact type reference */
-              type: string;
-              email: string | null;
-              is_person: boolean | null;
-              cif: string | null;
-              phone: string | null;
-              web: string | null;
-              iban: string | null;
-              comments: string | null;
-              users: {
-                id: number;
-                name: string;
-                email: string;
-              }[];
-              location: {
-                id: number;
-                primary: number | null;
-                direction: string | null;
-                city: string | null;
-                postal: string | null;
-                country: string | null;
-                latitude: string | null;
-                longitude: string | null;
-                extra_info: string | null;
-              } | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['ContactResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -1462,34 +3351,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          data: {
-            name: string;
-            /** @description A reference from GET /contacts/types */
-            type: string;
-            email?: string | null;
-            is_person?: boolean | null;
-            cif?: string | null;
-            phone?: string | null;
-            web?: string | null;
-            iban?: string | null;
-            comments?: string | null;
-            users?: string[] | null;
-            location?: {
-              primary?: number | null;
-              direction?: string | null;
-              city?: string | null;
-              postal?: string | null;
-              country?: string | null;
-              latitude?: string | null;
-              longitude?: string | null;
-              extra_info?: string | null;
-            } | null;
-            extra_fields?: {
-              [key: string]: unknown;
-            } | null;
-          }[];
-        };
+        'application/json': components['schemas']['ContactBatch'];
       };
     };
     responses: {
@@ -1503,44 +3365,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description Contact type reference */
-              type: string;
-              email: string | null;
-              is_person: boolean | null;
-              cif: string | null;
-              phone: string | null;
-              web: string | null;
-              iban: string | null;
-              comments: string | null;
-              users: {
-                id: number;
-                name: string;
-                email: string;
-              }[];
-              location: {
-                id: number;
-                primary: number | null;
-                direction: string | null;
-                city: string | null;
-                postal: string | null;
-                country: string | null;
-                latitude: string | null;
-                longitude: string | null;
-                extra_info: string | null;
-              } | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-          };
+          'application/json': components['schemas']['ContactBatchResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -1570,36 +3395,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description What each item is matched on: `email` (case-insensitive), `cif` or `name` (exact); the lowest-id match wins */
-          id_property: 'email' | 'cif' | 'name';
-          data: {
-            name?: string;
-            /** @description A reference from GET /contacts/types */
-            type?: string;
-            email?: string | null;
-            is_person?: boolean | null;
-            cif?: string | null;
-            phone?: string | null;
-            web?: string | null;
-            iban?: string | null;
-            comments?: string | null;
-            users?: string[] | null;
-            location?: {
-              primary?: number | null;
-              direction?: string | null;
-              city?: string | null;
-              postal?: string | null;
-              country?: string | null;
-              latitude?: string | null;
-              longitude?: string | null;
-              extra_info?: string | null;
-            } | null;
-            extra_fields?: {
-              [key: string]: unknown;
-            } | null;
-          }[];
-        };
+        'application/json': components['schemas']['ContactUpsert'];
       };
     };
     responses: {
@@ -1613,46 +3409,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description Contact type reference */
-              type: string;
-              email: string | null;
-              is_person: boolean | null;
-              cif: string | null;
-              phone: string | null;
-              web: string | null;
-              iban: string | null;
-              comments: string | null;
-              users: {
-                id: number;
-                name: string;
-                email: string;
-              }[];
-              location: {
-                id: number;
-                primary: number | null;
-                direction: string | null;
-                city: string | null;
-                postal: string | null;
-                country: string | null;
-                latitude: string | null;
-                longitude: string | null;
-                extra_info: string | null;
-              } | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-            /** @description Per item, in request order: true when it created a contact, false when it updated one */
-            created: boolean[];
-          };
+          'application/json': components['schemas']['ContactUpsertResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -1689,13 +3446,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              reference: string;
-              name: string;
-            }[];
-          };
+          'application/json': components['schemas']['ContactTypeListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -1717,6 +3468,7 @@ export interface operations {
         'If-None-Match'?: components['parameters']['IfNoneMatch'];
       };
       path: {
+        /** @description Contact id, name, e-mail or CIF */
         identifier: string;
       };
       cookie?: never;
@@ -1733,44 +3485,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description Contact type reference */
-              type: string;
-              email: string | null;
-              is_person: boolean | null;
-              cif: string | null;
-              phone: string | null;
-              web: string | null;
-              iban: string | null;
-              comments: string | null;
-              users: {
-                id: number;
-                name: string;
-                email: string;
-              }[];
-              location: {
-                id: number;
-                primary: number | null;
-                direction: string | null;
-                city: string | null;
-                postal: string | null;
-                country: string | null;
-                latitude: string | null;
-                longitude: string | null;
-                extra_info: string | null;
-              } | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['ContactResponse'];
         };
       };
       304: components['responses']['NotModified'];
@@ -1795,38 +3510,14 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Contact id, name, e-mail or CIF */
         identifier: string;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'application/json': {
-          name?: string;
-          /** @description A reference from GET /contacts/types */
-          type?: string;
-          email?: string | null;
-          is_person?: boolean | null;
-          cif?: string | null;
-          phone?: string | null;
-          web?: string | null;
-          iban?: string | null;
-          comments?: string | null;
-          users?: string[] | null;
-          location?: {
-            primary?: number | null;
-            direction?: string | null;
-            city?: string | null;
-            postal?: string | null;
-            country?: string | null;
-            latitude?: string | null;
-            longitude?: string | null;
-            extra_info?: string | null;
-          } | null;
-          extra_fields?: {
-            [key: string]: unknown;
-          } | null;
-        };
+        'application/json': components['schemas']['ContactUpdate'];
       };
     };
     responses: {
@@ -1841,44 +3532,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description Contact type reference */
-              type: string;
-              email: string | null;
-              is_person: boolean | null;
-              cif: string | null;
-              phone: string | null;
-              web: string | null;
-              iban: string | null;
-              comments: string | null;
-              users: {
-                id: number;
-                name: string;
-                email: string;
-              }[];
-              location: {
-                id: number;
-                primary: number | null;
-                direction: string | null;
-                city: string | null;
-                postal: string | null;
-                country: string | null;
-                latitude: string | null;
-                longitude: string | null;
-                extra_info: string | null;
-              } | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['ContactResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -1907,6 +3561,7 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Contact id, name, e-mail or CIF */
         identifier: string;
       };
       cookie?: never;
@@ -1923,9 +3578,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            deleted: boolean;
-          };
+          'application/json': components['schemas']['Deleted'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -1954,38 +3607,14 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Contact id, name, e-mail or CIF */
         identifier: string;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'application/json': {
-          name?: string;
-          /** @description A reference from GET /contacts/types */
-          type?: string;
-          email?: string | null;
-          is_person?: boolean | null;
-          cif?: string | null;
-          phone?: string | null;
-          web?: string | null;
-          iban?: string | null;
-          comments?: string | null;
-          users?: string[] | null;
-          location?: {
-            primary?: number | null;
-            direction?: string | null;
-            city?: string | null;
-            postal?: string | null;
-            country?: string | null;
-            latitude?: string | null;
-            longitude?: string | null;
-            extra_info?: string | null;
-          } | null;
-          extra_fields?: {
-            [key: string]: unknown;
-          } | null;
-        };
+        'application/json': components['schemas']['ContactUpdate'];
       };
     };
     responses: {
@@ -2000,44 +3629,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description Contact type reference */
-              type: string;
-              email: string | null;
-              is_person: boolean | null;
-              cif: string | null;
-              phone: string | null;
-              web: string | null;
-              iban: string | null;
-              comments: string | null;
-              users: {
-                id: number;
-                name: string;
-                email: string;
-              }[];
-              location: {
-                id: number;
-                primary: number | null;
-                direction: string | null;
-                city: string | null;
-                postal: string | null;
-                country: string | null;
-                latitude: string | null;
-                longitude: string | null;
-                extra_info: string | null;
-              } | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['ContactResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -2058,23 +3650,24 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Sort field, `-field` for descending (default `id`) */
-        sort?: string;
+        sort?: components['parameters']['Sort'];
         /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
-        updated_since?: string;
+        updated_since?: components['parameters']['UpdatedSince'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /** @description metadata: fill mime_type and size_bytes of documents created before metadata capture (one storage lookup per such row, so slower) */
-        include?: 'metadata';
+        include?: components['parameters']['Include'];
       };
       header?: {
         /** @description A UUID to correlate the request; kept when valid, otherwise generated. Echoed on the response. */
         'X-Request-ID'?: components['parameters']['RequestId'];
       };
       path: {
+        /** @description Contact id, name, e-mail or CIF */
         identifier: string;
       };
       cookie?: never;
@@ -2091,43 +3684,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              /** @description Display name, at most 255 characters; defaults to the uploaded file name without extension */
-              name: string;
-              /** @description Name of the stored object */
-              filename: string;
-              /** @description Lower-case extension without the dot */
-              extension: string;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              mime_type: string | null;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              size_bytes: number | null;
-              /** @description The single linked contact, if any */
-              contact_id: number | null;
-              /** @description Document category; defaults to the tenant's General category */
-              category_id: number;
-              /** @description Opportunities the document is attached to */
-              opportunity_ids: number[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['DocumentListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -2150,23 +3707,14 @@ export interface operations {
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
+        /** @description Contact id, name, e-mail or CIF */
         identifier: string;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'multipart/form-data': {
-          /**
-           * Format: binary
-           * @description The file, at most 20 MB; its extension must match its content
-           */
-          file: string;
-          /** @description Display name, 1..255 characters, not only spaces; defaults to the file name without extension */
-          name?: string;
-          /** @description An existing document category (1..2147483647); defaults to General */
-          document_category_id?: number;
-        };
+        'multipart/form-data': components['schemas']['DocumentUpload'];
       };
     };
     responses: {
@@ -2181,31 +3729,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              /** @description Display name, at most 255 characters; defaults to the uploaded file name without extension */
-              name: string;
-              /** @description Name of the stored object */
-              filename: string;
-              /** @description Lower-case extension without the dot */
-              extension: string;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              mime_type: string | null;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              size_bytes: number | null;
-              /** @description The single linked contact, if any */
-              contact_id: number | null;
-              /** @description Document category; defaults to the tenant's General category */
-              category_id: number;
-              /** @description Opportunities the document is attached to */
-              opportunity_ids: number[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['DocumentResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -2231,7 +3755,9 @@ export interface operations {
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
+        /** @description Contact id, name, e-mail or CIF */
         identifier: string;
+        /** @description Document id */
         document: number;
       };
       cookie?: never;
@@ -2249,31 +3775,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              /** @description Display name, at most 255 characters; defaults to the uploaded file name without extension */
-              name: string;
-              /** @description Name of the stored object */
-              filename: string;
-              /** @description Lower-case extension without the dot */
-              extension: string;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              mime_type: string | null;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              size_bytes: number | null;
-              /** @description The single linked contact, if any */
-              contact_id: number | null;
-              /** @description Document category; defaults to the tenant's General category */
-              category_id: number;
-              /** @description Opportunities the document is attached to */
-              opportunity_ids: number[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['DocumentResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -2299,7 +3801,9 @@ export interface operations {
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
+        /** @description Contact id, name, e-mail or CIF */
         identifier: string;
+        /** @description Document id */
         document: number;
       };
       cookie?: never;
@@ -2317,31 +3821,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              /** @description Display name, at most 255 characters; defaults to the uploaded file name without extension */
-              name: string;
-              /** @description Name of the stored object */
-              filename: string;
-              /** @description Lower-case extension without the dot */
-              extension: string;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              mime_type: string | null;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              size_bytes: number | null;
-              /** @description The single linked contact, if any */
-              contact_id: number | null;
-              /** @description Document category; defaults to the tenant's General category */
-              category_id: number;
-              /** @description Opportunities the document is attached to */
-              opportunity_ids: number[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['DocumentResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -2361,15 +3841,15 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Sort field, `-field` for descending (default `id`) */
-        sort?: string;
+        sort?: components['parameters']['Sort'];
         /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
-        updated_since?: string;
+        updated_since?: components['parameters']['UpdatedSince'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
       };
       header?: {
         /** @description A UUID to correlate the request; kept when valid, otherwise generated. Echoed on the response. */
@@ -2390,28 +3870,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['DocumentCategoryListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -2428,17 +3887,17 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Sort field, `-field` for descending (default `id`) */
-        sort?: string;
+        sort?: components['parameters']['Sort'];
         /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
-        updated_since?: string;
+        updated_since?: components['parameters']['UpdatedSince'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /** @description metadata: fill mime_type and size_bytes of documents created before metadata capture (one storage lookup per such row, so slower) */
-        include?: 'metadata';
+        include?: components['parameters']['Include'];
         /** @description Only documents linked to this contact */
         contact_id?: number;
         /** @description Only documents attached to this opportunity */
@@ -2465,43 +3924,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              /** @description Display name, at most 255 characters; defaults to the uploaded file name without extension */
-              name: string;
-              /** @description Name of the stored object */
-              filename: string;
-              /** @description Lower-case extension without the dot */
-              extension: string;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              mime_type: string | null;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              size_bytes: number | null;
-              /** @description The single linked contact, if any */
-              contact_id: number | null;
-              /** @description Document category; defaults to the tenant's General category */
-              category_id: number;
-              /** @description Opportunities the document is attached to */
-              opportunity_ids: number[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['DocumentListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -2524,6 +3947,7 @@ export interface operations {
         'If-None-Match'?: components['parameters']['IfNoneMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
@@ -2540,31 +3964,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              /** @description Display name, at most 255 characters; defaults to the uploaded file name without extension */
-              name: string;
-              /** @description Name of the stored object */
-              filename: string;
-              /** @description Lower-case extension without the dot */
-              extension: string;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              mime_type: string | null;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              size_bytes: number | null;
-              /** @description The single linked contact, if any */
-              contact_id: number | null;
-              /** @description Document category; defaults to the tenant's General category */
-              category_id: number;
-              /** @description Opportunities the document is attached to */
-              opportunity_ids: number[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['DocumentResponse'];
         };
       };
       304: components['responses']['NotModified'];
@@ -2589,6 +3989,7 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
@@ -2605,9 +4006,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            deleted: boolean;
-          };
+          'application/json': components['schemas']['Deleted'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -2632,21 +4031,43 @@ export interface operations {
         'X-Request-ID'?: components['parameters']['RequestId'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description Success */
+      /** @description The file bytes */
       200: {
         headers: {
+          /** @description `attachment; filename="<ASCII fallback>"; filename*=UTF-8''<percent-encoded name>` (RFC 6266): the document's name and extension */
+          'Content-Disposition'?: string;
+          /** @description The size in bytes */
+          'Content-Length'?: number;
+          /** @description Always `nosniff` */
+          'X-Content-Type-Options'?: 'nosniff';
+          /** @description Always `default-src 'none'; sandbox`: a browser that opens the file runs nothing */
+          'Content-Security-Policy'?: string;
           'X-Request-ID': components['headers']['RequestId'];
           'RateLimit-Policy': components['headers']['RateLimitPolicy'];
           RateLimit: components['headers']['RateLimit'];
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/octet-stream': string;
+          'application/pdf': string;
+          'application/msword': string;
+          'application/vnd.openxmlformats-officedocument.wordprocessingml.document': string;
+          'application/vnd.ms-excel': string;
+          'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': string;
+          'text/csv': string;
+          'text/plain': string;
+          'image/png': string;
+          'image/jpeg': string;
+          'image/gif': string;
+          'image/webp': string;
+        };
       };
       401: components['responses']['Unauthorized'];
       403: components['responses']['HttpsRequired'];
@@ -2661,11 +4082,11 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /** @description Only these event types: comma-separated, each one of `GET /webhooks/event-types` (`webhook.test` is never listed), e.g. `contact.created,contact.updated` */
         type?: string;
         /** @description Only events whose `timestamp` is at or after this RFC 3339 instant (with Z or an offset) */
@@ -2692,33 +4113,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              /** @description `evt_…`; also the `webhook-id` of its deliveries */
-              id: string;
-              /** @description An event type of `GET /webhooks/event-types` (never `webhook.test`) */
-              type: string;
-              /**
-               * Format: date-time
-               * @description When the change happened
-               */
-              timestamp: string;
-              /** @description The resource as the API returned it after the change; for deletions `{ id, reference? }` */
-              data: unknown;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['EventListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -2741,6 +4136,7 @@ export interface operations {
         'If-None-Match'?: components['parameters']['IfNoneMatch'];
       };
       path: {
+        /** @description The event id (`evt_…`) */
         id: string;
       };
       cookie?: never;
@@ -2757,22 +4153,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            /** @description One event: the same `id`, `type`, `timestamp` and `data` as the body of its webhook deliveries */
-            data: {
-              /** @description `evt_…`; also the `webhook-id` of its deliveries */
-              id: string;
-              /** @description An event type of `GET /webhooks/event-types` (never `webhook.test`) */
-              type: string;
-              /**
-               * Format: date-time
-               * @description When the change happened
-               */
-              timestamp: string;
-              /** @description The resource as the API returned it after the change; for deletions `{ id, reference? }` */
-              data: unknown;
-            };
-          };
+          'application/json': components['schemas']['EventResponse'];
         };
       };
       304: components['responses']['NotModified'];
@@ -2809,24 +4190,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              /** @constant */
-              status: 'ok';
-              services: {
-                /** @description `up`, or why the service is not usable */
-                gateway: string;
-                /** @description `up`, or why the service is not usable */
-                sales: string;
-                /** @description `up`, or why the service is not usable */
-                catalog: string;
-                /** @description `up`, or why the service is not usable */
-                documents: string;
-                /** @description `up`, or why the service is not usable */
-                webhooks: string;
-              };
-            };
-          };
+          'application/json': components['schemas']['HealthResponse'];
         };
       };
       304: components['responses']['NotModified'];
@@ -2842,19 +4206,19 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Sort field, `-field` for descending (default `id`) */
-        sort?: string;
+        sort?: components['parameters']['Sort'];
         /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
-        updated_since?: string;
+        updated_since?: components['parameters']['UpdatedSince'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /** @description Only opportunities of this contact */
         enterprise_id?: number;
         /** @description open | won | lost */
-        status?: 'open' | 'won' | 'lost';
+        status?: components['schemas']['OpportunityStatus'];
         /** @description Case-insensitive substring of the name */
         q?: string;
       };
@@ -2877,42 +4241,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description The contact (enterprise) id */
-              enterprise_id: number;
-              user_id: number | null;
-              amount: number;
-              /** @description ISO 4217 code */
-              currency: string;
-              /** @description open | won | lost */
-              status: 'open' | 'won' | 'lost';
-              probability: number | null;
-              close_date: string | null;
-              comments: string | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['OpportunityListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -2939,24 +4268,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          name: string;
-          /** @description Contact id, name, e-mail or CIF */
-          enterprise_identifier: string;
-          user_email?: string | null;
-          /** @description Rounded to 2 decimals; default 0 */
-          amount?: number;
-          /** @description ISO 4217, default EUR */
-          currency?: string;
-          /** @description open | won | lost */
-          status?: 'open' | 'won' | 'lost';
-          probability?: number | null;
-          close_date?: string | null;
-          comments?: string | null;
-          extra_fields?: {
-            [key: string]: unknown;
-          } | null;
-        };
+        'application/json': components['schemas']['OpportunityCreate'];
       };
     };
     responses: {
@@ -2971,30 +4283,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description The contact (enterprise) id */
-              enterprise_id: number;
-              user_id: number | null;
-              amount: number;
-              /** @description ISO 4217 code */
-              currency: string;
-              /** @description open | won | lost */
-              status: 'open' | 'won' | 'lost';
-              probability: number | null;
-              close_date: string | null;
-              comments: string | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['OpportunityResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -3024,26 +4313,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          data: {
-            name: string;
-            /** @description Contact id, name, e-mail or CIF */
-            enterprise_identifier: string;
-            user_email?: string | null;
-            /** @description Rounded to 2 decimals; default 0 */
-            amount?: number;
-            /** @description ISO 4217, default EUR */
-            currency?: string;
-            /** @description open | won | lost */
-            status?: 'open' | 'won' | 'lost';
-            probability?: number | null;
-            close_date?: string | null;
-            comments?: string | null;
-            extra_fields?: {
-              [key: string]: unknown;
-            } | null;
-          }[];
-        };
+        'application/json': components['schemas']['OpportunityBatch'];
       };
     };
     responses: {
@@ -3057,30 +4327,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description The contact (enterprise) id */
-              enterprise_id: number;
-              user_id: number | null;
-              amount: number;
-              /** @description ISO 4217 code */
-              currency: string;
-              /** @description open | won | lost */
-              status: 'open' | 'won' | 'lost';
-              probability: number | null;
-              close_date: string | null;
-              comments: string | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-          };
+          'application/json': components['schemas']['OpportunityBatchResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -3106,6 +4353,7 @@ export interface operations {
         'If-None-Match'?: components['parameters']['IfNoneMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
@@ -3122,30 +4370,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description The contact (enterprise) id */
-              enterprise_id: number;
-              user_id: number | null;
-              amount: number;
-              /** @description ISO 4217 code */
-              currency: string;
-              /** @description open | won | lost */
-              status: 'open' | 'won' | 'lost';
-              probability: number | null;
-              close_date: string | null;
-              comments: string | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['OpportunityResponse'];
         };
       };
       304: components['responses']['NotModified'];
@@ -3170,30 +4395,14 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'application/json': {
-          name?: string;
-          /** @description Contact id, name, e-mail or CIF */
-          enterprise_identifier?: string;
-          user_email?: string | null;
-          /** @description Rounded to 2 decimals; default 0 */
-          amount?: number;
-          /** @description ISO 4217, default EUR */
-          currency?: string;
-          /** @description open | won | lost */
-          status?: 'open' | 'won' | 'lost';
-          probability?: number | null;
-          close_date?: string | null;
-          comments?: string | null;
-          extra_fields?: {
-            [key: string]: unknown;
-          } | null;
-        };
+        'application/json': components['schemas']['OpportunityUpdate'];
       };
     };
     responses: {
@@ -3208,30 +4417,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description The contact (enterprise) id */
-              enterprise_id: number;
-              user_id: number | null;
-              amount: number;
-              /** @description ISO 4217 code */
-              currency: string;
-              /** @description open | won | lost */
-              status: 'open' | 'won' | 'lost';
-              probability: number | null;
-              close_date: string | null;
-              comments: string | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['OpportunityResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -3260,6 +4446,7 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
@@ -3276,9 +4463,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            deleted: boolean;
-          };
+          'application/json': components['schemas']['Deleted'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -3307,30 +4492,14 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'application/json': {
-          name?: string;
-          /** @description Contact id, name, e-mail or CIF */
-          enterprise_identifier?: string;
-          user_email?: string | null;
-          /** @description Rounded to 2 decimals; default 0 */
-          amount?: number;
-          /** @description ISO 4217, default EUR */
-          currency?: string;
-          /** @description open | won | lost */
-          status?: 'open' | 'won' | 'lost';
-          probability?: number | null;
-          close_date?: string | null;
-          comments?: string | null;
-          extra_fields?: {
-            [key: string]: unknown;
-          } | null;
-        };
+        'application/json': components['schemas']['OpportunityUpdate'];
       };
     };
     responses: {
@@ -3345,30 +4514,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              /** @description The contact (enterprise) id */
-              enterprise_id: number;
-              user_id: number | null;
-              amount: number;
-              /** @description ISO 4217 code */
-              currency: string;
-              /** @description open | won | lost */
-              status: 'open' | 'won' | 'lost';
-              probability: number | null;
-              close_date: string | null;
-              comments: string | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['OpportunityResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -3389,23 +4535,24 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Sort field, `-field` for descending (default `id`) */
-        sort?: string;
+        sort?: components['parameters']['Sort'];
         /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
-        updated_since?: string;
+        updated_since?: components['parameters']['UpdatedSince'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /** @description metadata: fill mime_type and size_bytes of documents created before metadata capture (one storage lookup per such row, so slower) */
-        include?: 'metadata';
+        include?: components['parameters']['Include'];
       };
       header?: {
         /** @description A UUID to correlate the request; kept when valid, otherwise generated. Echoed on the response. */
         'X-Request-ID'?: components['parameters']['RequestId'];
       };
       path: {
+        /** @description Opportunity id */
         id: number;
       };
       cookie?: never;
@@ -3422,43 +4569,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              /** @description Display name, at most 255 characters; defaults to the uploaded file name without extension */
-              name: string;
-              /** @description Name of the stored object */
-              filename: string;
-              /** @description Lower-case extension without the dot */
-              extension: string;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              mime_type: string | null;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              size_bytes: number | null;
-              /** @description The single linked contact, if any */
-              contact_id: number | null;
-              /** @description Document category; defaults to the tenant's General category */
-              category_id: number;
-              /** @description Opportunities the document is attached to */
-              opportunity_ids: number[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['DocumentListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -3481,23 +4592,14 @@ export interface operations {
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
+        /** @description Opportunity id */
         id: number;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'multipart/form-data': {
-          /**
-           * Format: binary
-           * @description The file, at most 20 MB; its extension must match its content
-           */
-          file: string;
-          /** @description Display name, 1..255 characters, not only spaces; defaults to the file name without extension */
-          name?: string;
-          /** @description An existing document category (1..2147483647); defaults to General */
-          document_category_id?: number;
-        };
+        'multipart/form-data': components['schemas']['DocumentUpload'];
       };
     };
     responses: {
@@ -3512,31 +4614,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              /** @description Display name, at most 255 characters; defaults to the uploaded file name without extension */
-              name: string;
-              /** @description Name of the stored object */
-              filename: string;
-              /** @description Lower-case extension without the dot */
-              extension: string;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              mime_type: string | null;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              size_bytes: number | null;
-              /** @description The single linked contact, if any */
-              contact_id: number | null;
-              /** @description Document category; defaults to the tenant's General category */
-              category_id: number;
-              /** @description Opportunities the document is attached to */
-              opportunity_ids: number[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['DocumentResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -3562,7 +4640,9 @@ export interface operations {
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
+        /** @description Opportunity id */
         id: number;
+        /** @description Document id */
         document: number;
       };
       cookie?: never;
@@ -3580,31 +4660,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              /** @description Display name, at most 255 characters; defaults to the uploaded file name without extension */
-              name: string;
-              /** @description Name of the stored object */
-              filename: string;
-              /** @description Lower-case extension without the dot */
-              extension: string;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              mime_type: string | null;
-              /** @description Captured at upload; null for documents created before metadata capture unless include=metadata */
-              size_bytes: number | null;
-              /** @description The single linked contact, if any */
-              contact_id: number | null;
-              /** @description Document category; defaults to the tenant's General category */
-              category_id: number;
-              /** @description Opportunities the document is attached to */
-              opportunity_ids: number[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['DocumentResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -3630,7 +4686,9 @@ export interface operations {
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
+        /** @description Opportunity id */
         id: number;
+        /** @description Document id */
         document: number;
       };
       cookie?: never;
@@ -3647,10 +4705,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            /** @constant */
-            detached: true;
-          };
+          'application/json': components['schemas']['DetachedResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -3670,15 +4725,15 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Sort field, `-field` for descending (default `id`) */
-        sort?: string;
+        sort?: components['parameters']['Sort'];
         /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
-        updated_since?: string;
+        updated_since?: components['parameters']['UpdatedSince'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /** @description Only orders of this contact id */
         enterprise_id?: number;
         /** @description Only orders in this state (0..2147483647) */
@@ -3705,65 +4760,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              reference: string;
-              enterprise_id: number;
-              user_id: number;
-              opportunity_id: number | null;
-              /** Format: date */
-              date_limit: string;
-              state: number;
-              comments: string | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** @description Σ price × quantity × (1 − discount/100), rounded to 2 decimals; at most 999999999999.99 */
-              total: number;
-              states: {
-                id: number;
-                state: number;
-                /** @description Order total when the state was entered */
-                amount: number;
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              products: {
-                /** @description Product id */
-                id: number;
-                reference: string;
-                /** @description Product name when the line was written */
-                name: string;
-                pivot: {
-                  cost: number;
-                  price: number;
-                  discount: number;
-                  quantity: number;
-                  comment: string | null;
-                  description: string | null;
-                  /** @description The rate the line was priced from */
-                  rate_sku: string | null;
-                };
-              }[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['OrderListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -3790,46 +4787,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description Unique per account; generated (`ORD-000001`, …) when omitted */
-          reference?: string;
-          /** @description Contact id, name, e-mail or CIF */
-          enterprise_identifier: string;
-          /**
-           * Format: email
-           * @description An account user's e-mail
-           */
-          user_email: string;
-          opportunity_id?: number | null;
-          /**
-           * Format: date
-           * @description YYYY-MM-DD, 0001-01-01..9999-12-31
-           */
-          date_limit: string;
-          /** @description 0..2147483647 */
-          state: number;
-          comments?: string | null;
-          extra_fields?: {
-            [key: string]: unknown;
-          } | null;
-          /** @description Product lines; on update the list replaces all lines. Each line total and the order total must be at most 999999999999.99 */
-          products?: {
-            /** @description A catalog product's reference */
-            reference: string;
-            /** @description One of the product's rates; default its primary rate */
-            rate_sku?: string;
-            /** @description Unit cost, 0..999999999999.99; default the rate's cost */
-            cost?: number;
-            /** @description Unit price, 0..999999999999.99; default the rate's price */
-            price?: number;
-            /** @description Percentage 0..100; default 0 */
-            discount?: number;
-            /** @description Greater than 0, at most 1000000000; default 1 */
-            quantity?: number;
-            comment?: string | null;
-            description?: string | null;
-          }[];
-        };
+        'application/json': components['schemas']['OrderCreate'];
       };
     };
     responses: {
@@ -3844,53 +4802,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              reference: string;
-              enterprise_id: number;
-              user_id: number;
-              opportunity_id: number | null;
-              /** Format: date */
-              date_limit: string;
-              state: number;
-              comments: string | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** @description Σ price × quantity × (1 − discount/100), rounded to 2 decimals; at most 999999999999.99 */
-              total: number;
-              states: {
-                id: number;
-                state: number;
-                /** @description Order total when the state was entered */
-                amount: number;
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              products: {
-                /** @description Product id */
-                id: number;
-                reference: string;
-                /** @description Product name when the line was written */
-                name: string;
-                pivot: {
-                  cost: number;
-                  price: number;
-                  discount: number;
-                  quantity: number;
-                  comment: string | null;
-                  description: string | null;
-                  /** @description The rate the line was priced from */
-                  rate_sku: string | null;
-                };
-              }[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['OrderResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -3920,48 +4832,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          data: {
-            /** @description Unique per account; generated (`ORD-000001`, …) when omitted */
-            reference?: string;
-            /** @description Contact id, name, e-mail or CIF */
-            enterprise_identifier: string;
-            /**
-             * Format: email
-             * @description An account user's e-mail
-             */
-            user_email: string;
-            opportunity_id?: number | null;
-            /**
-             * Format: date
-             * @description YYYY-MM-DD, 0001-01-01..9999-12-31
-             */
-            date_limit: string;
-            /** @description 0..2147483647 */
-            state: number;
-            comments?: string | null;
-            extra_fields?: {
-              [key: string]: unknown;
-            } | null;
-            /** @description Product lines; on update the list replaces all lines. Each line total and the order total must be at most 999999999999.99 */
-            products?: {
-              /** @description A catalog product's reference */
-              reference: string;
-              /** @description One of the product's rates; default its primary rate */
-              rate_sku?: string;
-              /** @description Unit cost, 0..999999999999.99; default the rate's cost */
-              cost?: number;
-              /** @description Unit price, 0..999999999999.99; default the rate's price */
-              price?: number;
-              /** @description Percentage 0..100; default 0 */
-              discount?: number;
-              /** @description Greater than 0, at most 1000000000; default 1 */
-              quantity?: number;
-              comment?: string | null;
-              description?: string | null;
-            }[];
-          }[];
-        };
+        'application/json': components['schemas']['OrderBatch'];
       };
     };
     responses: {
@@ -3975,53 +4846,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              reference: string;
-              enterprise_id: number;
-              user_id: number;
-              opportunity_id: number | null;
-              /** Format: date */
-              date_limit: string;
-              state: number;
-              comments: string | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** @description Σ price × quantity × (1 − discount/100), rounded to 2 decimals; at most 999999999999.99 */
-              total: number;
-              states: {
-                id: number;
-                state: number;
-                /** @description Order total when the state was entered */
-                amount: number;
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              products: {
-                /** @description Product id */
-                id: number;
-                reference: string;
-                /** @description Product name when the line was written */
-                name: string;
-                pivot: {
-                  cost: number;
-                  price: number;
-                  discount: number;
-                  quantity: number;
-                  comment: string | null;
-                  description: string | null;
-                  /** @description The rate the line was priced from */
-                  rate_sku: string | null;
-                };
-              }[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-          };
+          'application/json': components['schemas']['OrderBatchResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -4047,6 +4872,7 @@ export interface operations {
         'If-None-Match'?: components['parameters']['IfNoneMatch'];
       };
       path: {
+        /** @description The order reference, URL-encoded */
         reference: string;
       };
       cookie?: never;
@@ -4063,53 +4889,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              reference: string;
-              enterprise_id: number;
-              user_id: number;
-              opportunity_id: number | null;
-              /** Format: date */
-              date_limit: string;
-              state: number;
-              comments: string | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** @description Σ price × quantity × (1 − discount/100), rounded to 2 decimals; at most 999999999999.99 */
-              total: number;
-              states: {
-                id: number;
-                state: number;
-                /** @description Order total when the state was entered */
-                amount: number;
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              products: {
-                /** @description Product id */
-                id: number;
-                reference: string;
-                /** @description Product name when the line was written */
-                name: string;
-                pivot: {
-                  cost: number;
-                  price: number;
-                  discount: number;
-                  quantity: number;
-                  comment: string | null;
-                  description: string | null;
-                  /** @description The rate the line was priced from */
-                  rate_sku: string | null;
-                };
-              }[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['OrderResponse'];
         };
       };
       304: components['responses']['NotModified'];
@@ -4134,43 +4914,14 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description The order reference, URL-encoded */
         reference: string;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'application/json': {
-          opportunity_id?: number | null;
-          /**
-           * Format: date
-           * @description YYYY-MM-DD, 0001-01-01..9999-12-31
-           */
-          date_limit?: string;
-          /** @description 0..2147483647 */
-          state?: number;
-          comments?: string | null;
-          extra_fields?: {
-            [key: string]: unknown;
-          } | null;
-          /** @description Product lines; on update the list replaces all lines. Each line total and the order total must be at most 999999999999.99 */
-          products?: {
-            /** @description A catalog product's reference */
-            reference: string;
-            /** @description One of the product's rates; default its primary rate */
-            rate_sku?: string;
-            /** @description Unit cost, 0..999999999999.99; default the rate's cost */
-            cost?: number;
-            /** @description Unit price, 0..999999999999.99; default the rate's price */
-            price?: number;
-            /** @description Percentage 0..100; default 0 */
-            discount?: number;
-            /** @description Greater than 0, at most 1000000000; default 1 */
-            quantity?: number;
-            comment?: string | null;
-            description?: string | null;
-          }[];
-        };
+        'application/json': components['schemas']['OrderUpdate'];
       };
     };
     responses: {
@@ -4185,53 +4936,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              reference: string;
-              enterprise_id: number;
-              user_id: number;
-              opportunity_id: number | null;
-              /** Format: date */
-              date_limit: string;
-              state: number;
-              comments: string | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** @description Σ price × quantity × (1 − discount/100), rounded to 2 decimals; at most 999999999999.99 */
-              total: number;
-              states: {
-                id: number;
-                state: number;
-                /** @description Order total when the state was entered */
-                amount: number;
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              products: {
-                /** @description Product id */
-                id: number;
-                reference: string;
-                /** @description Product name when the line was written */
-                name: string;
-                pivot: {
-                  cost: number;
-                  price: number;
-                  discount: number;
-                  quantity: number;
-                  comment: string | null;
-                  description: string | null;
-                  /** @description The rate the line was priced from */
-                  rate_sku: string | null;
-                };
-              }[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['OrderResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -4260,6 +4965,7 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description The order reference, URL-encoded */
         reference: string;
       };
       cookie?: never;
@@ -4276,9 +4982,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            deleted: boolean;
-          };
+          'application/json': components['schemas']['Deleted'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -4307,43 +5011,14 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description The order reference, URL-encoded */
         reference: string;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'application/json': {
-          opportunity_id?: number | null;
-          /**
-           * Format: date
-           * @description YYYY-MM-DD, 0001-01-01..9999-12-31
-           */
-          date_limit?: string;
-          /** @description 0..2147483647 */
-          state?: number;
-          comments?: string | null;
-          extra_fields?: {
-            [key: string]: unknown;
-          } | null;
-          /** @description Product lines; on update the list replaces all lines. Each line total and the order total must be at most 999999999999.99 */
-          products?: {
-            /** @description A catalog product's reference */
-            reference: string;
-            /** @description One of the product's rates; default its primary rate */
-            rate_sku?: string;
-            /** @description Unit cost, 0..999999999999.99; default the rate's cost */
-            cost?: number;
-            /** @description Unit price, 0..999999999999.99; default the rate's price */
-            price?: number;
-            /** @description Percentage 0..100; default 0 */
-            discount?: number;
-            /** @description Greater than 0, at most 1000000000; default 1 */
-            quantity?: number;
-            comment?: string | null;
-            description?: string | null;
-          }[];
-        };
+        'application/json': components['schemas']['OrderUpdate'];
       };
     };
     responses: {
@@ -4358,53 +5033,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              reference: string;
-              enterprise_id: number;
-              user_id: number;
-              opportunity_id: number | null;
-              /** Format: date */
-              date_limit: string;
-              state: number;
-              comments: string | null;
-              extra_fields: {
-                [key: string]: unknown;
-              } | null;
-              /** @description Σ price × quantity × (1 − discount/100), rounded to 2 decimals; at most 999999999999.99 */
-              total: number;
-              states: {
-                id: number;
-                state: number;
-                /** @description Order total when the state was entered */
-                amount: number;
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              products: {
-                /** @description Product id */
-                id: number;
-                reference: string;
-                /** @description Product name when the line was written */
-                name: string;
-                pivot: {
-                  cost: number;
-                  price: number;
-                  discount: number;
-                  quantity: number;
-                  comment: string | null;
-                  description: string | null;
-                  /** @description The rate the line was priced from */
-                  rate_sku: string | null;
-                };
-              }[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['OrderResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -4425,15 +5054,15 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Sort field, `-field` for descending (default `id`) */
-        sort?: string;
+        sort?: components['parameters']['Sort'];
         /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
-        updated_since?: string;
+        updated_since?: components['parameters']['UpdatedSince'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
       };
       header?: {
         /** @description A UUID to correlate the request; kept when valid, otherwise generated. Echoed on the response. */
@@ -4454,21 +5083,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: components['schemas']['ProductCategoryTree'][];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['ProductCategoryListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -4495,13 +5110,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          name: string;
-          /** @description Unique per account, 1..255 characters */
-          reference: string;
-          /** @description omit, 0 or null for a root category */
-          parent_id?: number | null;
-        };
+        'application/json': components['schemas']['ProductCategoryCreate'];
       };
     };
     responses: {
@@ -4516,9 +5125,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: components['schemas']['ProductCategoryTree'];
-          };
+          'application/json': components['schemas']['ProductCategoryResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -4544,6 +5151,7 @@ export interface operations {
         'If-None-Match'?: components['parameters']['IfNoneMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
@@ -4560,9 +5168,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: components['schemas']['ProductCategoryTree'];
-          };
+          'application/json': components['schemas']['ProductCategoryResponse'];
         };
       };
       304: components['responses']['NotModified'];
@@ -4587,19 +5193,14 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'application/json': {
-          name?: string;
-          /** @description Unique per account, 1..255 characters */
-          reference?: string;
-          /** @description 0 or null moves the category to the root */
-          parent_id?: number | null;
-        };
+        'application/json': components['schemas']['ProductCategoryUpdate'];
       };
     };
     responses: {
@@ -4614,9 +5215,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: components['schemas']['ProductCategoryTree'];
-          };
+          'application/json': components['schemas']['ProductCategoryResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -4645,6 +5244,7 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
@@ -4661,9 +5261,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            deleted: boolean;
-          };
+          'application/json': components['schemas']['Deleted'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -4692,19 +5290,14 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'application/json': {
-          name?: string;
-          /** @description Unique per account, 1..255 characters */
-          reference?: string;
-          /** @description 0 or null moves the category to the root */
-          parent_id?: number | null;
-        };
+        'application/json': components['schemas']['ProductCategoryUpdate'];
       };
     };
     responses: {
@@ -4719,9 +5312,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: components['schemas']['ProductCategoryTree'];
-          };
+          'application/json': components['schemas']['ProductCategoryResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -4742,15 +5333,15 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Sort field, `-field` for descending (default `id`) */
-        sort?: string;
+        sort?: components['parameters']['Sort'];
         /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
-        updated_since?: string;
+        updated_since?: components['parameters']['UpdatedSince'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /** @description Case-insensitive substring of the name or reference */
         q?: string;
         /** @description Only products of this category (not of its descendants), 1..2147483647 */
@@ -4775,57 +5366,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              reference: string;
-              name: string;
-              description: string | null;
-              /** @description The account's VAT rate with the requested percentage */
-              vat_id: number;
-              product_category_id: number;
-              services: string | null;
-              stock: number | null;
-              rates: {
-                id: number;
-                sku: string;
-                cost: number;
-                price: number;
-                primary: boolean;
-              }[];
-              category: {
-                id: number;
-                name: string;
-                reference: string;
-                /** @description null for a root category */
-                parent_id: number | null;
-                /** @description true when this category itself has products */
-                has_products: boolean;
-                /** @description always false; objectives are not part of this API */
-                has_objectives: boolean;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['ProductListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -4852,29 +5393,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description Unique per account; identifies the product in paths */
-          reference: string;
-          name: string;
-          description?: string | null;
-          /** @description VAT percentage, 0..100 */
-          vat: number;
-          /** @description Reference of one of your product categories */
-          product_category_ref: string;
-          services?: string | null;
-          /** @description 0..999999999999.99 or null */
-          stock?: number | null;
-          rates: {
-            /** @description Unique per account, 1..255 characters */
-            sku: string;
-            /** @description Unit cost 0..999999999999.99, default 0; rounded to 2 decimals */
-            cost?: number;
-            /** @description Unit price 0..999999999999.99; rounded to 2 decimals */
-            price: number;
-            /** @description At most one rate is primary; when none is, the first one is */
-            primary?: boolean;
-          }[];
-        };
+        'application/json': components['schemas']['ProductCreate'];
       };
     };
     responses: {
@@ -4889,45 +5408,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              reference: string;
-              name: string;
-              description: string | null;
-              /** @description The account's VAT rate with the requested percentage */
-              vat_id: number;
-              product_category_id: number;
-              services: string | null;
-              stock: number | null;
-              rates: {
-                id: number;
-                sku: string;
-                cost: number;
-                price: number;
-                primary: boolean;
-              }[];
-              category: {
-                id: number;
-                name: string;
-                reference: string;
-                /** @description null for a root category */
-                parent_id: number | null;
-                /** @description true when this category itself has products */
-                has_products: boolean;
-                /** @description always false; objectives are not part of this API */
-                has_objectives: boolean;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['ProductResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -4957,31 +5438,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          data: {
-            /** @description Unique per account; identifies the product in paths */
-            reference: string;
-            name: string;
-            description?: string | null;
-            /** @description VAT percentage, 0..100 */
-            vat: number;
-            /** @description Reference of one of your product categories */
-            product_category_ref: string;
-            services?: string | null;
-            /** @description 0..999999999999.99 or null */
-            stock?: number | null;
-            rates: {
-              /** @description Unique per account, 1..255 characters */
-              sku: string;
-              /** @description Unit cost 0..999999999999.99, default 0; rounded to 2 decimals */
-              cost?: number;
-              /** @description Unit price 0..999999999999.99; rounded to 2 decimals */
-              price: number;
-              /** @description At most one rate is primary; when none is, the first one is */
-              primary?: boolean;
-            }[];
-          }[];
-        };
+        'application/json': components['schemas']['ProductBatch'];
       };
     };
     responses: {
@@ -4995,46 +5452,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            /** @description The products, in request order */
-            data: {
-              id: number;
-              reference: string;
-              name: string;
-              description: string | null;
-              /** @description The account's VAT rate with the requested percentage */
-              vat_id: number;
-              product_category_id: number;
-              services: string | null;
-              stock: number | null;
-              rates: {
-                id: number;
-                sku: string;
-                cost: number;
-                price: number;
-                primary: boolean;
-              }[];
-              category: {
-                id: number;
-                name: string;
-                reference: string;
-                /** @description null for a root category */
-                parent_id: number | null;
-                /** @description true when this category itself has products */
-                has_products: boolean;
-                /** @description always false; objectives are not part of this API */
-                has_objectives: boolean;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-          };
+          'application/json': components['schemas']['ProductBatchResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -5064,36 +5482,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description What each item is matched on within your account */
-          id_property: 'reference' | 'sku';
-          data: {
-            /** @description With id_property reference: the matching key. With sku: required to create; cannot change a match */
-            reference?: string;
-            /** @description Only with id_property sku: matches the product that has a rate with this sku; a creation must list it in rates */
-            sku?: string;
-            name?: string;
-            description?: string | null;
-            /** @description VAT percentage, 0..100 */
-            vat?: number;
-            /** @description Reference of one of your product categories */
-            product_category_ref?: string;
-            services?: string | null;
-            /** @description 0..999999999999.99 or null */
-            stock?: number | null;
-            /** @description Required to create; on a match it replaces all rates, a rate keeps its id when its sku stays */
-            rates?: {
-              /** @description Unique per account, 1..255 characters */
-              sku: string;
-              /** @description Unit cost 0..999999999999.99, default 0; rounded to 2 decimals */
-              cost?: number;
-              /** @description Unit price 0..999999999999.99; rounded to 2 decimals */
-              price: number;
-              /** @description At most one rate is primary; when none is, the first one is */
-              primary?: boolean;
-            }[];
-          }[];
-        };
+        'application/json': components['schemas']['ProductUpsert'];
       };
     };
     responses: {
@@ -5107,48 +5496,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            /** @description The products, in request order */
-            data: {
-              id: number;
-              reference: string;
-              name: string;
-              description: string | null;
-              /** @description The account's VAT rate with the requested percentage */
-              vat_id: number;
-              product_category_id: number;
-              services: string | null;
-              stock: number | null;
-              rates: {
-                id: number;
-                sku: string;
-                cost: number;
-                price: number;
-                primary: boolean;
-              }[];
-              category: {
-                id: number;
-                name: string;
-                reference: string;
-                /** @description null for a root category */
-                parent_id: number | null;
-                /** @description true when this category itself has products */
-                has_products: boolean;
-                /** @description always false; objectives are not part of this API */
-                has_objectives: boolean;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-            /** @description Per item, in request order: true when it was created, false when it updated a match */
-            created: boolean[];
-          };
+          'application/json': components['schemas']['ProductUpsertResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -5174,6 +5522,7 @@ export interface operations {
         'If-None-Match'?: components['parameters']['IfNoneMatch'];
       };
       path: {
+        /** @description Product reference, URL-encoded */
         reference: string;
       };
       cookie?: never;
@@ -5190,45 +5539,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              reference: string;
-              name: string;
-              description: string | null;
-              /** @description The account's VAT rate with the requested percentage */
-              vat_id: number;
-              product_category_id: number;
-              services: string | null;
-              stock: number | null;
-              rates: {
-                id: number;
-                sku: string;
-                cost: number;
-                price: number;
-                primary: boolean;
-              }[];
-              category: {
-                id: number;
-                name: string;
-                reference: string;
-                /** @description null for a root category */
-                parent_id: number | null;
-                /** @description true when this category itself has products */
-                has_products: boolean;
-                /** @description always false; objectives are not part of this API */
-                has_objectives: boolean;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['ProductResponse'];
         };
       };
       304: components['responses']['NotModified'];
@@ -5253,34 +5564,14 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Product reference, URL-encoded */
         reference: string;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'application/json': {
-          name?: string;
-          description?: string | null;
-          /** @description VAT percentage, 0..100 */
-          vat?: number;
-          /** @description Reference of one of your product categories */
-          product_category_ref?: string;
-          services?: string | null;
-          /** @description 0..999999999999.99 or null */
-          stock?: number | null;
-          /** @description Replaces all rates; a rate keeps its id when its sku stays */
-          rates?: {
-            /** @description Unique per account, 1..255 characters */
-            sku: string;
-            /** @description Unit cost 0..999999999999.99, default 0; rounded to 2 decimals */
-            cost?: number;
-            /** @description Unit price 0..999999999999.99; rounded to 2 decimals */
-            price: number;
-            /** @description At most one rate is primary; when none is, the first one is */
-            primary?: boolean;
-          }[];
-        };
+        'application/json': components['schemas']['ProductUpdate'];
       };
     };
     responses: {
@@ -5295,45 +5586,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              reference: string;
-              name: string;
-              description: string | null;
-              /** @description The account's VAT rate with the requested percentage */
-              vat_id: number;
-              product_category_id: number;
-              services: string | null;
-              stock: number | null;
-              rates: {
-                id: number;
-                sku: string;
-                cost: number;
-                price: number;
-                primary: boolean;
-              }[];
-              category: {
-                id: number;
-                name: string;
-                reference: string;
-                /** @description null for a root category */
-                parent_id: number | null;
-                /** @description true when this category itself has products */
-                has_products: boolean;
-                /** @description always false; objectives are not part of this API */
-                has_objectives: boolean;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['ProductResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -5362,6 +5615,7 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Product reference, URL-encoded */
         reference: string;
       };
       cookie?: never;
@@ -5378,9 +5632,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            deleted: boolean;
-          };
+          'application/json': components['schemas']['Deleted'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -5409,34 +5661,14 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Product reference, URL-encoded */
         reference: string;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'application/json': {
-          name?: string;
-          description?: string | null;
-          /** @description VAT percentage, 0..100 */
-          vat?: number;
-          /** @description Reference of one of your product categories */
-          product_category_ref?: string;
-          services?: string | null;
-          /** @description 0..999999999999.99 or null */
-          stock?: number | null;
-          /** @description Replaces all rates; a rate keeps its id when its sku stays */
-          rates?: {
-            /** @description Unique per account, 1..255 characters */
-            sku: string;
-            /** @description Unit cost 0..999999999999.99, default 0; rounded to 2 decimals */
-            cost?: number;
-            /** @description Unit price 0..999999999999.99; rounded to 2 decimals */
-            price: number;
-            /** @description At most one rate is primary; when none is, the first one is */
-            primary?: boolean;
-          }[];
-        };
+        'application/json': components['schemas']['ProductUpdate'];
       };
     };
     responses: {
@@ -5451,45 +5683,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              reference: string;
-              name: string;
-              description: string | null;
-              /** @description The account's VAT rate with the requested percentage */
-              vat_id: number;
-              product_category_id: number;
-              services: string | null;
-              stock: number | null;
-              rates: {
-                id: number;
-                sku: string;
-                cost: number;
-                price: number;
-                primary: boolean;
-              }[];
-              category: {
-                id: number;
-                name: string;
-                reference: string;
-                /** @description null for a root category */
-                parent_id: number | null;
-                /** @description true when this category itself has products */
-                has_products: boolean;
-                /** @description always false; objectives are not part of this API */
-                has_objectives: boolean;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['ProductResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -5510,15 +5704,15 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Sort field, `-field` for descending (default `id`) */
-        sort?: string;
+        sort?: components['parameters']['Sort'];
         /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
-        updated_since?: string;
+        updated_since?: components['parameters']['UpdatedSince'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
       };
       header?: {
         /** @description A UUID to correlate the request; kept when valid, otherwise generated. Echoed on the response. */
@@ -5539,25 +5733,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              name: string;
-              email: string;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['UserListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -5574,15 +5750,15 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Sort field, `-field` for descending (default `id`) */
-        sort?: string;
+        sort?: components['parameters']['Sort'];
         /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
-        updated_since?: string;
+        updated_since?: components['parameters']['UpdatedSince'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
       };
       header?: {
         /** @description A UUID to correlate the request; kept when valid, otherwise generated. Echoed on the response. */
@@ -5603,33 +5779,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              url: string;
-              description: string | null;
-              events: string[];
-              enabled: boolean;
-              /** @description Why the service disabled the endpoint (e.g. it answered 410 Gone) */
-              disabled_reason: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['WebhookListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -5656,16 +5806,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description http(s) URL receiving POSTs; must resolve to a public address; at most 2048 characters */
-          url: string;
-          /** @description Event types to receive; omitted or `["*"]` = all (`webhook.test` is always sent by `POST /webhooks/{id}/test`) */
-          events?: string[];
-          /** @description At most 255 characters; null clears it */
-          description?: string | null;
-          /** @description Default true */
-          enabled?: boolean;
-        };
+        'application/json': components['schemas']['WebhookCreate'];
       };
     };
     responses: {
@@ -5680,23 +5821,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              url: string;
-              description: string | null;
-              events: string[];
-              enabled: boolean;
-              /** @description Why the service disabled the endpoint (e.g. it answered 410 Gone) */
-              disabled_reason: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-              /** @description `whsec_` + base64 of 32 random bytes; the HMAC key is the base64-decoded part */
-              secret: string;
-            };
-          };
+          'application/json': components['schemas']['WebhookWithSecretResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -5733,16 +5858,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              type: string;
-              description: string;
-              /** @description JSON Schema of the event's `data` */
-              payload: {
-                [key: string]: unknown;
-              };
-            }[];
-          };
+          'application/json': components['schemas']['EventTypeListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -5764,6 +5880,7 @@ export interface operations {
         'If-None-Match'?: components['parameters']['IfNoneMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
@@ -5780,21 +5897,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              url: string;
-              description: string | null;
-              events: string[];
-              enabled: boolean;
-              /** @description Why the service disabled the endpoint (e.g. it answered 410 Gone) */
-              disabled_reason: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['WebhookResponse'];
         };
       };
       304: components['responses']['NotModified'];
@@ -5819,22 +5922,14 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description http(s) URL receiving POSTs; must resolve to a public address; at most 2048 characters */
-          url?: string;
-          /** @description Event types to receive; omitted or `["*"]` = all (`webhook.test` is always sent by `POST /webhooks/{id}/test`) */
-          events?: string[];
-          /** @description At most 255 characters; null clears it */
-          description?: string | null;
-          /** @description false pauses deliveries (they stay queued); true resumes them */
-          enabled?: boolean;
-        };
+        'application/json': components['schemas']['WebhookUpdate'];
       };
     };
     responses: {
@@ -5849,21 +5944,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              url: string;
-              description: string | null;
-              events: string[];
-              enabled: boolean;
-              /** @description Why the service disabled the endpoint (e.g. it answered 410 Gone) */
-              disabled_reason: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['WebhookResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -5892,6 +5973,7 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
@@ -5908,9 +5990,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            deleted: boolean;
-          };
+          'application/json': components['schemas']['Deleted'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -5939,22 +6019,14 @@ export interface operations {
         'If-Match'?: components['parameters']['IfMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description http(s) URL receiving POSTs; must resolve to a public address; at most 2048 characters */
-          url?: string;
-          /** @description Event types to receive; omitted or `["*"]` = all (`webhook.test` is always sent by `POST /webhooks/{id}/test`) */
-          events?: string[];
-          /** @description At most 255 characters; null clears it */
-          description?: string | null;
-          /** @description false pauses deliveries (they stay queued); true resumes them */
-          enabled?: boolean;
-        };
+        'application/json': components['schemas']['WebhookUpdate'];
       };
     };
     responses: {
@@ -5969,21 +6041,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              url: string;
-              description: string | null;
-              events: string[];
-              enabled: boolean;
-              /** @description Why the service disabled the endpoint (e.g. it answered 410 Gone) */
-              disabled_reason: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
+          'application/json': components['schemas']['WebhookResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -6004,15 +6062,15 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Items per page, 1..100 (default 15) */
-        per_page?: number;
+        per_page?: components['parameters']['PerPage'];
         /** @description Page number, from 1 (default 1). Not with `cursor`. */
-        page?: number;
+        page?: components['parameters']['Page'];
         /** @description Sort field, `-field` for descending (default `id`) */
-        sort?: string;
+        sort?: components['parameters']['Sort'];
         /** @description Only items updated at or after this RFC 3339 instant (with Z or an offset) */
-        updated_since?: string;
+        updated_since?: components['parameters']['UpdatedSince'];
         /** @description Opaque `pagination.next_cursor` of the previous page: continues after its last item, with the same sort and filters, without counting (`total`, `current_page`, `last_page` are null). Not with `page`. */
-        cursor?: string;
+        cursor?: components['parameters']['Cursor'];
         /** @description Only attempts for this event (`evt_…`) */
         event_id?: string;
         status?: 'pending' | 'delivered' | 'failed';
@@ -6022,6 +6080,7 @@ export interface operations {
         'X-Request-ID'?: components['parameters']['RequestId'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
@@ -6038,39 +6097,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              id: number;
-              /** @description Also the `webhook-id` header of every attempt */
-              event_id: string;
-              event_type: string;
-              /** @description Attempt number for this event and endpoint, from 1 */
-              attempt: number;
-              /** @description `delivered`: this attempt got a 2xx. `pending`: not made yet, or failed with another attempt due at `next_attempt_at`. `failed`: failed and no attempt follows. */
-              status: 'pending' | 'delivered' | 'failed';
-              /** @description null on a network error or timeout, and before the attempt */
-              status_code: number | null;
-              error: string | null;
-              /** @description At most the first 2 KB of the answer */
-              response_excerpt: string | null;
-              duration_ms: number | null;
-              /** Format: date-time */
-              created_at: string;
-              next_attempt_at: string | null;
-            }[];
-            pagination: {
-              /** @description Matching items; null on a cursor page */
-              total: number | null;
-              per_page: number;
-              /** @description Null on a cursor page */
-              current_page: number | null;
-              /** @description Null on a cursor page */
-              last_page: number | null;
-              has_more: boolean;
-              /** @description Opaque; send it as `cursor` to continue after the last item (same sort and filters). Null when has_more is false. */
-              next_cursor: string | null;
-            };
-          };
+          'application/json': components['schemas']['DeliveryListResponse'];
         };
       };
       401: components['responses']['Unauthorized'];
@@ -6093,7 +6120,9 @@ export interface operations {
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
+        /** @description Webhook id */
         id: number;
+        /** @description Delivery (attempt) id */
         delivery_id: number;
       };
       cookie?: never;
@@ -6111,28 +6140,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            /** @description One delivery attempt of one event to one endpoint */
-            data: {
-              id: number;
-              /** @description Also the `webhook-id` header of every attempt */
-              event_id: string;
-              event_type: string;
-              /** @description Attempt number for this event and endpoint, from 1 */
-              attempt: number;
-              /** @description `delivered`: this attempt got a 2xx. `pending`: not made yet, or failed with another attempt due at `next_attempt_at`. `failed`: failed and no attempt follows. */
-              status: 'pending' | 'delivered' | 'failed';
-              /** @description null on a network error or timeout, and before the attempt */
-              status_code: number | null;
-              error: string | null;
-              /** @description At most the first 2 KB of the answer */
-              response_excerpt: string | null;
-              duration_ms: number | null;
-              /** Format: date-time */
-              created_at: string;
-              next_attempt_at: string | null;
-            };
-          };
+          'application/json': components['schemas']['DeliveryResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -6158,6 +6166,7 @@ export interface operations {
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
@@ -6175,11 +6184,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              secret: string;
-            };
-          };
+          'application/json': components['schemas']['WebhookSecretResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -6205,6 +6210,7 @@ export interface operations {
         'If-None-Match'?: components['parameters']['IfNoneMatch'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
@@ -6221,11 +6227,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              secret: string;
-            };
-          };
+          'application/json': components['schemas']['WebhookSecretResponse'];
         };
       };
       304: components['responses']['NotModified'];
@@ -6248,6 +6250,7 @@ export interface operations {
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
+        /** @description Numeric id */
         id: number;
       };
       cookie?: never;
@@ -6265,12 +6268,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            data: {
-              /** @description The `webhook.test` event sent (its `webhook-id`) */
-              event_id: string;
-            };
-          };
+          'application/json': components['schemas']['WebhookTestResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -6284,6 +6282,1041 @@ export interface operations {
       500: components['responses']['InternalError'];
       503: components['responses']['ServiceUnavailable'];
       504: components['responses']['UpstreamTimeout'];
+    };
+  };
+  receiveContactCreatedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ContactCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveContactUpdatedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ContactUpdatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveContactDeletedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ContactDeletedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveOpportunityCreatedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['OpportunityCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveOpportunityUpdatedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['OpportunityUpdatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveOpportunityDeletedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['OpportunityDeletedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveOrderCreatedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['OrderCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveOrderUpdatedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['OrderUpdatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveOrderDeletedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['OrderDeletedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveOrderStateChangedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['OrderStateChangedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveProductCreatedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ProductCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveProductUpdatedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ProductUpdatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveProductDeletedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ProductDeletedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveProductCategoryCreatedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ProductCategoryCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveProductCategoryUpdatedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ProductCategoryUpdatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveProductCategoryDeletedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ProductCategoryDeletedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveDocumentCreatedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DocumentCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveDocumentDeletedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DocumentDeletedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveDocumentLinkedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DocumentLinkedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveDocumentUnlinkedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DocumentUnlinkedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveDocumentAttachedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DocumentAttachedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveDocumentDetachedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DocumentDetachedEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveWebhookTestEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The event id, the same on every retry of this event (and the body `id`)
+         * @example evt_5f0c6a3e2b1d4c8e9a7f6b5c4d3e2f1a
+         */
+        'webhook-id': components['parameters']['WebhookId'];
+        /**
+         * @description Unix seconds when this attempt was sent
+         * @example 1795253400
+         */
+        'webhook-timestamp': components['parameters']['WebhookTimestamp'];
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per valid secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': components['parameters']['WebhookSignature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookTestEvent'];
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx answer counts; its body is ignored apart from an excerpt in the delivery log) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and gets no further deliveries */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
 }

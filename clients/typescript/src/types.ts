@@ -3,9 +3,9 @@
  * their parameters and bodies are, what a success answers, and named aliases for the resources.
  * Nothing here is written twice: every shape comes from the OpenAPI document.
  */
-import type { components, paths } from './schema.d.ts';
+import type { components, paths, webhooks } from './schema.d.ts';
 
-export type { components, paths };
+export type { components, paths, webhooks };
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -54,34 +54,46 @@ export type ListPath = {
 export type ListItem<P extends ListPath> = Data<P, 'get'> extends (infer I)[] ? I : never;
 
 /** The `pagination` object of every list (page mode counts; cursor mode leaves counts null). */
-export type Pagination = SuccessBody<'/v1/contacts', 'get'>['pagination'];
+export type Pagination = components['schemas']['ListPagination'];
 
 export type ErrorEnvelope = components['schemas']['Error'];
 /** Every error `type` the API documents (contract §3). */
 export type ErrorType = ErrorEnvelope['error']['type'];
 export type ErrorDetail = NonNullable<ErrorEnvelope['error']['details']>[number];
 
-export type Contact = Data<'/v1/contacts/{identifier}', 'get'>;
-export type ContactInput = JsonBody<'/v1/contacts', 'post'>;
-export type ContactUpdate = JsonBody<'/v1/contacts/{identifier}', 'put'>;
-export type Opportunity = Data<'/v1/opportunities/{id}', 'get'>;
-export type OpportunityInput = JsonBody<'/v1/opportunities', 'post'>;
-export type OpportunityUpdate = JsonBody<'/v1/opportunities/{id}', 'put'>;
-export type Order = Data<'/v1/orders/{reference}', 'get'>;
-export type OrderInput = JsonBody<'/v1/orders', 'post'>;
-export type OrderUpdate = JsonBody<'/v1/orders/{reference}', 'put'>;
-export type Product = Data<'/v1/products/{reference}', 'get'>;
-export type ProductInput = JsonBody<'/v1/products', 'post'>;
-export type ProductUpdate = JsonBody<'/v1/products/{reference}', 'put'>;
-export type ProductCategory = Data<'/v1/product-categories/{id}', 'get'>;
-export type ProductCategoryInput = JsonBody<'/v1/product-categories', 'post'>;
-export type ProductCategoryUpdate = JsonBody<'/v1/product-categories/{id}', 'put'>;
-export type Document = Data<'/v1/documents/{id}', 'get'>;
-export type Webhook = Data<'/v1/webhooks/{id}', 'get'>;
-export type WebhookInput = JsonBody<'/v1/webhooks', 'post'>;
-export type WebhookUpdate = JsonBody<'/v1/webhooks/{id}', 'put'>;
-export type Delivery = ListItem<'/v1/webhooks/{id}/deliveries'>;
-export type User = ListItem<'/v1/users'>;
-export type AuditLogRecord = ListItem<'/v1/audit-logs'>;
-/** One event, as `GET /v1/events/{id}` lists it and as webhooks deliver it (contract §16, §25). */
-export type CrmEvent = Data<'/v1/events/{id}', 'get'>;
+/** The document's named schemas (`components.schemas`): every resource, request body and answer. */
+type Schemas = components['schemas'];
+
+export type Contact = Schemas['Contact'];
+export type ContactInput = Schemas['ContactCreate'];
+export type ContactUpdate = Schemas['ContactUpdate'];
+export type Opportunity = Schemas['Opportunity'];
+export type OpportunityInput = Schemas['OpportunityCreate'];
+export type OpportunityUpdate = Schemas['OpportunityUpdate'];
+export type Order = Schemas['Order'];
+export type OrderInput = Schemas['OrderCreate'];
+export type OrderUpdate = Schemas['OrderUpdate'];
+export type Product = Schemas['Product'];
+export type ProductInput = Schemas['ProductCreate'];
+export type ProductUpdate = Schemas['ProductUpdate'];
+/** A product category with its subtree in `children`, as the category routes answer it. */
+export type ProductCategory = Schemas['ProductCategoryTree'];
+export type ProductCategoryInput = Schemas['ProductCategoryCreate'];
+export type ProductCategoryUpdate = Schemas['ProductCategoryUpdate'];
+export type Document = Schemas['Document'];
+export type Webhook = Schemas['Webhook'];
+export type WebhookInput = Schemas['WebhookCreate'];
+export type WebhookUpdate = Schemas['WebhookUpdate'];
+export type Delivery = Schemas['Delivery'];
+export type User = Schemas['AccountUser'];
+export type AuditLogRecord = Schemas['AuditLog'];
+
+/**
+ * One event as webhooks deliver it (contract §16): a union over the event types of the document's
+ * `webhooks` section, so checking `type` narrows `data` (`contact.created` → a `Contact`).
+ */
+export type WebhookEvent = {
+  [T in keyof webhooks]: NonNullable<webhooks[T]['post']>['requestBody'] extends { content: { 'application/json': infer B } } ? B : never;
+}[keyof webhooks];
+/** One event as `GET /v1/events/{id}` lists it: the same `id`, `type`, `timestamp` and `data` as its deliveries (contract §25). */
+export type CrmEvent = Schemas['FeedEvent'];

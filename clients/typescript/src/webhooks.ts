@@ -1,5 +1,5 @@
 import { WebhookVerificationError } from './errors.ts';
-import type { CrmEvent } from './types.ts';
+import type { WebhookEvent } from './types.ts';
 
 /** Request headers as Fetch (`Headers`) or Node (`IncomingHttpHeaders`) give them. */
 export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
@@ -70,7 +70,7 @@ export async function verifyWebhook(
   headers: WebhookHeaders,
   secrets: string | string[],
   { toleranceSeconds = 300, now = Date.now() }: VerifyOptions = {},
-): Promise<CrmEvent> {
+): Promise<WebhookEvent> {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature')
@@ -89,7 +89,7 @@ export async function verifyWebhook(
     const expected = await sign(secret, content);
     // Every candidate is compared, matched or not, so the time does not tell which one matched.
     const matched = signatures.map((s) => constantTimeEqual(s, expected)).includes(true);
-    if (matched) return JSON.parse(new TextDecoder().decode(bytes)) as CrmEvent;
+    if (matched) return JSON.parse(new TextDecoder().decode(bytes)) as WebhookEvent;
   }
   throw new WebhookVerificationError('no webhook-signature matches the secret(s)');
 }
