@@ -96,10 +96,31 @@ function selectContactRows(db: Db) {
 
 export type ContactRow = Awaited<ReturnType<ReturnType<typeof selectContactRows>['executeTakeFirstOrThrow']>>;
 
+/**
+ * Full rows by id, compiled once and sent as a named prepared statement like the read by
+ * identifier (planning the location and users subqueries costs more than running them for a
+ * page of 15). Parameters: $1 tenant, $2 the ids as an integer array.
+ */
+let byIds: PreparedStatement<ContactRow> | undefined;
+
 /** Full rows of these contact ids in the tenant, in no particular order. */
-export function findContactRows(db: Db, tenantId: string, ids: number[]): Promise<ContactRow[]> {
-  if (ids.length === 0) return Promise.resolve([]);
-  return selectContactRows(db).where('contacts.tenant_id', '=', tenantId).where('contacts.id', 'in', ids).execute();
+export async function findContactRows(db: Db, tenantId: string, ids: number[]): Promise<ContactRow[]> {
+  if (ids.length === 0) return [];
+  byIds ??= preparedStatement<ContactRow>(
+    compiledWithoutValues(
+      selectContactRows(db)
+        .where('contacts.tenant_id', '=', sql.raw<string>('$1'))
+        .where('contacts.id', '=', sql.raw<number>('any($2::integer[])')),
+    ),
+  );
+  return (await db.executeQuery(byIds.compile([tenantId, ids]))).rows;
+}
+
+/** The SQL of a query whose only parameters are written as `$n` in raw SQL (checked). */
+function compiledWithoutValues(query: { compile(): { sql: string; parameters: readonly unknown[] } }): string {
+  const { sql: text, parameters } = query.compile();
+  if (parameters.length > 0) throw new Error('a prepared statement must take its parameters as $n only');
+  return text;
 }
 
 /**
@@ -110,21 +131,18 @@ export function findContactRows(db: Db, tenantId: string, ids: number[]): Promis
  */
 let byIdentifier: PreparedStatement<ContactRow> | undefined;
 
-function contactByIdentifierSql(db: Db): string {
-  const { sql: text, parameters } = selectContactRows(db)
-    .where('contacts.tenant_id', '=', sql.raw<string>('$1'))
-    .where('contacts.id', '=', sql.raw<number>(IDENTIFIED_CONTACT_ID))
-    .compile();
-  if (parameters.length > 0) throw new Error('the contact-by-identifier query must take only $1..$3');
-  return text;
-}
-
 /**
  * The full row of the contact an `{identifier}` designates (contract §11) in ONE statement:
  * the identifier rule and the row read together; undefined when nothing matches.
  */
 export async function findContactByIdentifier(db: Db, tenantId: string, identifier: string): Promise<ContactRow | undefined> {
-  byIdentifier ??= preparedStatement<ContactRow>(contactByIdentifierSql(db));
+  byIdentifier ??= preparedStatement<ContactRow>(
+    compiledWithoutValues(
+      selectContactRows(db)
+        .where('contacts.tenant_id', '=', sql.raw<string>('$1'))
+        .where('contacts.id', '=', sql.raw<number>(IDENTIFIED_CONTACT_ID)),
+    ),
+  );
   const { rows } = await db.executeQuery(byIdentifier.compile(identifierParameters(tenantId, identifier)));
   return rows[0];
 }
@@ -142,12 +160,27 @@ function pageSource(db: Db, base: ReturnType<typeof filteredContacts>, filters: 
 }
 
 /**
+ * What page mode counts. Unfiltered, a tenant's rows are most of the table, and the planner
+ * prefers a (parallel) scan of the whole table over the index-only scan of the tenant's
+ * (tenant_id, id) entries, which reads a fraction of the pages: at 100 000 contacts 23–36 ms
+ * against 8–10 ms on the 2-core dev machine (parallel workers there cost more than they give).
+ * Asking for the entries in index order makes the index-only scan the cheapest plan. Filtered
+ * counts keep the filter's own index.
+ */
+function countSource(db: Db, base: ReturnType<typeof filteredContacts>, filters: ContactFilters, request: ListRequest) {
+  const filtered = Object.values(filters).some((v) => v !== undefined && v !== '') || request.updatedSince !== undefined;
+  if (filtered) return base;
+  const entries = base.select('contacts.id').orderBy('contacts.tenant_id').orderBy('contacts.id');
+  return db.selectFrom(entries.as('contacts')) as unknown as typeof base;
+}
+
+/**
  * The ids of one page of contacts (contract §4 page mode, §22 cursor mode), walked on a
  * tenant-leading (sort, id) index; the caller reads only those rows in full.
  */
 export function readContactPage(db: Db, tenantId: string, filters: ContactFilters, request: ListRequest): Promise<PageOfIds> {
   const base = filteredContacts(db, tenantId, filters, request.updatedSince);
-  return readPageIds(base, 'contacts', request.window, pageSource(db, base, filters));
+  return readPageIds(countSource(db, base, filters, request), 'contacts', request.window, pageSource(db, base, filters));
 }
 
 /** Which property a batch upsert matches contacts on (contract §23). */
