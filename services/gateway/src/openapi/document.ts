@@ -22,6 +22,8 @@ const DESCRIPTION = `Multi-tenant CRM API. Every request under \`/v1\` needs the
   replayed with \`Idempotent-Replayed: true\`; the same key with another method, path or body → 422 \`idempotency_key_reused\`; while the first request
   runs → 409 \`idempotency_key_in_use\`. Multipart uploads are matched on method and path only.
 - **Audit**: every request is recorded (\`GET /v1/audit-logs\`), never with the key.
+- **Webhooks**: every change is POSTed, signed (Standard Webhooks), to the endpoints you register; the \`webhooks\` section lists each
+  event type's body and the *Webhook events* tag how to verify it. Every request body and answer below has an example the API accepts.
 
 ## Lists: page mode and cursor mode
 
