@@ -9,6 +9,9 @@ import { hoistSharedParameters } from './shared-parameters.ts';
 import { describeTags } from './tags.ts';
 import { describeWebhooks, webhookHeaderParameters } from './webhooks.ts';
 
+/** The API version the document describes: the newest release in CHANGELOG.md (a test keeps them in step). */
+export const API_VERSION = '1.1.0';
+
 type Paths = Record<string, Record<string, Record<string, any>>>;
 
 const DESCRIPTION = `Multi-tenant CRM API. Every request under \`/v1\` needs the account's API key in the \`x-api-key\` header.
@@ -121,7 +124,7 @@ export function createOpenApiDocument(source: OpenApiSource) {
       openapi: '3.1.0',
       info: {
         title: 'CRM API',
-        version: '1.0.0',
+        version: API_VERSION,
         description: DESCRIPTION,
         // The repository is private and ships no licence: all rights reserved.
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
