@@ -1,8 +1,8 @@
 import { AppError, ERROR_TYPE_HEADER } from '@crm/http';
+import { requestFingerprint } from '@crm/idempotency';
 import type { Kysely } from 'kysely';
 import type { GatewayDatabase } from '../db/database.ts';
 import type { RequestBody } from '../proxy/body.ts';
-import { requestFingerprint } from './fingerprint.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse } from './store.ts';
 
 /**

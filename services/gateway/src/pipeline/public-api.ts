@@ -1,5 +1,6 @@
 import type { ServiceName } from '@crm/contracts';
 import { AppError, ERROR_TYPE_HEADER, errorResponse, type Logger, unavailableError } from '@crm/http';
+import { idempotencyKeyOf } from '@crm/idempotency';
 import type { Kysely } from 'kysely';
 import type { AuditEntry, AuditRecorder } from '../audit/recorder.ts';
 import { redactQuery } from '../audit/recorder.ts';
@@ -8,7 +9,6 @@ import type { CorsPolicy } from '../cors/cors.ts';
 import type { GatewayDatabase } from '../db/database.ts';
 import type { ServiceUrls } from '../health/health.ts';
 import { assertHttps, type TransportPolicy } from '../https/transport.ts';
-import { idempotencyKeyOf } from '../idempotency/fingerprint.ts';
 import { runIdempotent } from '../idempotency/idempotency.ts';
 import { readRequestBody } from '../proxy/body.ts';
 import { forward } from '../proxy/forward.ts';
