@@ -9,7 +9,8 @@
 //   (e) the same POST straight to sales with the same header.
 // All cases run back to back in each of BENCH_ROUNDS (3) rounds, so machine noise hits every case
 // alike; each ratio is taken within a round and judged on its median over the rounds. Then (b)
-// open-loop (k6) at half its median peak for the p99. Every case prints the generator's CPU share,
+// open-loop at half its median peak for the p99 (loadtest/open-loop.ts; BENCH_HALF_GENERATOR=k6
+// for k6). Every case prints the generator's CPU share,
 // CPU ms per request of each process and SQL statements per request. BENCH_PROFILE=1 (or a miss)
 // adds CPU profiles of the floor, of sales under (a) and of the gateway under (b).
 // `--runtime deno` (or BENCH_RUNTIME=deno) runs the by-id read cases on a Bun stack and a Deno
@@ -19,7 +20,17 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type BenchTarget, startBenchTarget } from './lib/bench-setup.ts';
-import { judgeRatio, k6AtRate, k6Figures, type RatioCheck, spread, tally, type Verdict, verdictLine } from './lib/bench-targets.ts';
+import {
+  judgeRatio,
+  k6AtRate,
+  k6Figures,
+  openLoopAtRate,
+  type RatioCheck,
+  spread,
+  tally,
+  type Verdict,
+  verdictLine,
+} from './lib/bench-targets.ts';
 import { type CpuUse, startCpuAccount } from './lib/cpu.ts';
 import { k6Binary, resultsDir, stamp } from './lib/k6.ts';
 import { profileHead, profileProcess } from './lib/profile.ts';
@@ -150,11 +161,14 @@ try {
   let half: { rate: number; figures: LoadFigures; generator: number } | undefined;
   if (!deno) {
     const rate = Math.max(1, Math.floor(spread(figuresOf.map((r) => r.b?.rps ?? 0)).median / 2));
-    log(`(b½) gateway GET at ${rate} req/s (half its median peak), open loop (k6), ${HALF_SECONDS} s…`);
+    log(`(b½) gateway GET at ${rate} req/s (half its median peak), open loop, ${HALF_SECONDS} s…`);
     const b = cases.find((c) => c.key === 'b') as Case;
     const account = await startCpuAccount([], CORES);
-    const run = await k6AtRate(b.shape('half'), { vus: CONNECTIONS, duration: `${HALF_SECONDS}s`, rate, name: 'bench-b-half' });
-    half = { rate, figures: k6Figures(run), generator: (await account.stop()).generator };
+    const figures =
+      process.env.BENCH_HALF_GENERATOR === 'k6'
+        ? k6Figures(await k6AtRate(b.shape('half'), { vus: CONNECTIONS, duration: `${HALF_SECONDS}s`, rate, name: 'bench-b-half' }))
+        : await openLoopAtRate(b.shape('half'), { seconds: HALF_SECONDS, rate });
+    half = { rate, figures, generator: (await account.stop()).generator };
   }
 
   const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
@@ -199,7 +213,7 @@ try {
   }
   if (half)
     say(
-      `${`(b) at half peak: ${half.rate} req/s (k6, open loop)`.padEnd(48)} ${f(half.figures.rps).padStart(7)} ${''.padStart(13)} ${f(half.figures.p50, 2).padStart(7)} ${f(half.figures.p99, 2).padStart(7)} ${`${f(half.figures.failed * 100, 1)}%`.padStart(5)} ${f(half.generator * 100).padStart(5)}`,
+      `${`(b) at half peak: ${half.rate} req/s (open loop)`.padEnd(48)} ${f(half.figures.rps).padStart(7)} ${''.padStart(13)} ${f(half.figures.p50, 2).padStart(7)} ${f(half.figures.p99, 2).padStart(7)} ${`${f(half.figures.failed * 100, 1)}%`.padStart(5)} ${f(half.generator * 100).padStart(5)}`,
     );
 
   const checks: RatioCheck[] = [

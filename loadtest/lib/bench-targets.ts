@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from '@crm/stack';
 import { type K6Run, runK6 } from './k6.ts';
 import type { LoadFigures, RequestShape } from './wrk.ts';
 
@@ -69,7 +72,7 @@ export function k6Figures(run: K6Run): LoadFigures {
   };
 }
 
-/** Runs `loadtest/k6/bench.js` open-loop: `rate` requests per second of one GET shape (the half-peak case). */
+/** Runs `loadtest/k6/bench.js` open-loop: `rate` requests per second of one GET shape. */
 export function k6AtRate(shape: RequestShape, options: { vus: number; duration: string; rate: number; name: string }): Promise<K6Run> {
   return runK6({
     script: 'bench',
@@ -85,4 +88,30 @@ export function k6AtRate(shape: RequestShape, options: { vus: number; duration: 
       RATE: String(options.rate),
     },
   });
+}
+
+/**
+ * `rate` GETs per second of one shape for `seconds`, open loop, from `loadtest/open-loop.ts` in a
+ * Bun process of its own (the half-peak case: k6 took ~18 % of the 2 cores at 1 300 req/s).
+ */
+export async function openLoopAtRate(shape: RequestShape, options: { seconds: number; rate: number }): Promise<LoadFigures> {
+  const child = spawn(join(repoRoot, 'node_modules', '.bin', 'bun'), [join(repoRoot, 'loadtest', 'open-loop.ts')], {
+    cwd: repoRoot,
+    env: {
+      ...process.env,
+      TARGET_URL: shape.url,
+      HEADERS: JSON.stringify(shape.headers),
+      RATE: String(options.rate),
+      SECONDS: String(options.seconds),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk) => {
+    out += chunk;
+  });
+  const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
+  const line = out.trim().split('\n').at(-1) ?? '';
+  if (code !== 0 || !line.startsWith('{')) throw new Error(`open-loop generator exited with ${code}: ${out.slice(-300)}`);
+  return JSON.parse(line) as LoadFigures;
 }
