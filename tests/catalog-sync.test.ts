@@ -4,19 +4,13 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
 import { ofType, product, settledFeed } from './catalog-fixtures.ts';
+import { type Answer, expectExactWalk, links, ok, params, walk } from './list-walk.ts';
 
 let stack: Stack;
 
 beforeAll(async () => {
   stack = await sharedStack();
 }, 120_000);
-
-type Answer = { status: number; text: string; body: any; headers: Headers };
-
-function ok(res: Answer, status = 200): any {
-  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status} ${res.text}`);
-  return res.body;
-}
 
 /** A tenant with the root categories `tools` and `paint`. */
 async function tenantWithCategories() {
@@ -29,54 +23,6 @@ async function tenantWithCategories() {
 /** Creates products in one batch (one transaction: they share created_at). */
 async function batch(tenant: TestTenant, bodies: Record<string, unknown>[]) {
   return ok(await tenant.request('POST', '/v1/products/batch', { body: { data: bodies } }), 201).data as any[];
-}
-
-/** The Link header of an answer as rel → URL. */
-function links(res: Answer): Record<string, string> {
-  const header = res.headers.get('link');
-  if (!header) return {};
-  return Object.fromEntries(
-    header.split(', ').map((part) => {
-      const match = /^<([^>]+)>; rel="(\w+)"$/.exec(part);
-      if (!match) throw new Error(`malformed Link part: ${part}`);
-      return [match[2], match[1]];
-    }),
-  );
-}
-
-const params = (url: string) => Object.fromEntries(new URL(url, 'http://host').searchParams);
-
-/**
- * Walks a list: the first page in page mode, then its next_cursor, then each cursor page's
- * Link rel="next", running `between` before every next page. Returns the keys seen, in order.
- */
-async function walk(tenant: TestTenant, path: string, key: (item: any) => string, between: (step: number) => Promise<void>) {
-  const seen: string[] = [];
-  let res = await tenant.request('GET', path);
-  for (let step = 0; ; step++) {
-    const body = ok(res);
-    seen.push(...body.data.map(key));
-    const { has_more, next_cursor } = body.pagination;
-    expect(next_cursor !== null).toBe(has_more);
-    if (step > 0) {
-      expect(body.pagination).toMatchObject({ total: null, current_page: null, last_page: null });
-      if (has_more) expect(params(links(res).next as string).cursor).toBe(next_cursor);
-      else expect(res.headers.get('link')).toBeNull();
-    }
-    if (!has_more) return seen;
-    if (step > 60) throw new Error('the walk does not end');
-    await between(step);
-    res = await tenant.request('GET', step === 0 ? `${path}&cursor=${encodeURIComponent(next_cursor)}` : (links(res).next as string));
-  }
-}
-
-/** Every stable key once, none twice, stable keys in the order of the finished list. */
-function expectExactWalk(seen: string[], stable: string[], finalOrder: string[]) {
-  expect(seen.length).toBe(new Set(seen).size);
-  const stableSet = new Set(stable);
-  const seenStable = seen.filter((k) => stableSet.has(k));
-  expect([...seenStable].sort()).toEqual([...stable].sort());
-  expect(seenStable).toEqual(finalOrder.filter((k) => stableSet.has(k)));
 }
 
 describe('cursor walks (§22)', () => {

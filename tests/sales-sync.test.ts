@@ -2,6 +2,7 @@
 // (contract §22), conditional requests on contacts (§24) and the contacts batch upsert (§23).
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { type Answer, expectExactWalk, links, ok, params, walk } from './list-walk.ts';
 import { isMarker, settledEvents } from './sales-feed.ts';
 
 let stack: Stack;
@@ -13,13 +14,6 @@ beforeAll(async () => {
   stack = await sharedStack();
 }, 120_000);
 
-type Answer = { status: number; text: string; body: any; headers: Headers };
-
-function ok(res: Answer, status = 200): any {
-  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status} ${res.text}`);
-  return res.body;
-}
-
 function expect422(res: Answer, fields: string[]): Record<string, string> {
   if (res.status !== 422) throw new Error(`expected 422, got ${res.status} ${res.text}`);
   expect(res.body.error.type).toBe('validation_error');
@@ -28,21 +22,6 @@ function expect422(res: Answer, fields: string[]): Record<string, string> {
   return Object.fromEntries(details.map((d) => [d.field, d.message]));
 }
 
-/** The Link header of an answer as rel → URL. */
-function links(res: Answer): Record<string, string> {
-  const header = res.headers.get('link');
-  if (!header) return {};
-  return Object.fromEntries(
-    header.split(', ').map((part) => {
-      const match = /^<([^>]+)>; rel="(\w+)"$/.exec(part);
-      if (!match) throw new Error(`malformed Link part: ${part}`);
-      return [match[2], match[1]];
-    }),
-  );
-}
-
-const params = (url: string) => Object.fromEntries(new URL(url, 'http://host').searchParams);
-
 /** The tenant's events as the feed lists them (type and data), once every earlier write's are listed. */
 async function events(tenant: TestTenant) {
   return (await settledEvents(tenant)).map(({ type, data }) => ({ type, data }));
@@ -50,39 +29,6 @@ async function events(tenant: TestTenant) {
 
 async function createContact(tenant: TestTenant, body: Record<string, unknown>) {
   return ok(await tenant.request('POST', '/v1/contacts', { body }), 201).data;
-}
-
-/**
- * Walks a list: the first page in page mode, then its next_cursor, then each cursor page's
- * Link rel="next", running `between` before every next page. Returns the ids seen, in order.
- */
-async function walk(tenant: TestTenant, path: string, between: (step: number) => Promise<void>) {
-  const seen: number[] = [];
-  let res = await tenant.request('GET', path);
-  for (let step = 0; ; step++) {
-    const body = ok(res);
-    seen.push(...body.data.map((item: any) => item.id));
-    const { has_more, next_cursor } = body.pagination;
-    expect(next_cursor !== null).toBe(has_more);
-    if (step > 0) {
-      expect(body.pagination).toMatchObject({ total: null, current_page: null, last_page: null });
-      if (has_more) expect(params(links(res).next as string).cursor).toBe(next_cursor);
-      else expect(res.headers.get('link')).toBeNull();
-    }
-    if (!has_more) return seen;
-    if (step > 80) throw new Error('the walk does not end');
-    await between(step);
-    res = await tenant.request('GET', step === 0 ? `${path}&cursor=${encodeURIComponent(next_cursor)}` : (links(res).next as string));
-  }
-}
-
-/** Every stable id once, none twice, and the stable ones in the order of the finished list. */
-function expectExactWalk(seen: number[], stable: number[], finalOrder: number[]) {
-  expect(seen.length).toBe(new Set(seen).size);
-  const stableSet = new Set(stable);
-  const seenStable = seen.filter((id) => stableSet.has(id));
-  expect([...seenStable].sort((a, b) => a - b)).toEqual([...stable].sort((a, b) => a - b));
-  expect(seenStable).toEqual(finalOrder.filter((id) => stableSet.has(id)));
 }
 
 /** 24 contacts in four batches (created_at ties inside each), names in an order unlike ids, half leads. */
@@ -134,7 +80,7 @@ describe('cursor walks (§22)', () => {
       const deleted = new Set<number>();
       // A filtered walk has fewer rows: smaller pages, so it still spans several rounds of churn.
       const path = `/v1/contacts?per_page=${filter ? 3 : 4}&sort=${sort}${filter}`;
-      const seen = await walk(tenant, path, churn(tenant, initial, deleted));
+      const seen = await walk(tenant, path, (item) => item.id as number, churn(tenant, initial, deleted));
       expect(deleted.size).toBeGreaterThan(4);
       const final = ok(await tenant.request('GET', `/v1/contacts?per_page=100&sort=${sort}${filter}`)).data.map((c: any) => c.id);
       const matching = new Set(final);
@@ -173,7 +119,12 @@ describe('cursor walks (§22)', () => {
     for (const sort of ['name', '-email', 'id', '-created_at']) {
       const all = ok(await tenant.request('GET', `/v1/users?per_page=100&sort=${sort}`)).data;
       expect(all).toHaveLength(9);
-      const seen = await walk(tenant, `/v1/users?per_page=2&sort=${sort}`, async () => {});
+      const seen = await walk(
+        tenant,
+        `/v1/users?per_page=2&sort=${sort}`,
+        (item) => item.id as number,
+        async () => {},
+      );
       expect(seen).toEqual(all.map((u: any) => u.id));
     }
   });
