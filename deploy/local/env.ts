@@ -4,7 +4,7 @@ import { localS3, repoRoot } from '@crm/stack';
 /**
  * Local defaults of the stack; each can be overridden by the env variable of the same name. The
  * S3 keys, unless S3_ACCESS_KEY/S3_SECRET_KEY are set, are generated once and kept in
- * .local/s3-credentials.json (contract §20: never MinIO's default credentials).
+ * ~/.local/state/crm-api/s3-credentials.json (contract §20: never MinIO's default credentials).
  */
 export function localSettings(env: Record<string, string | undefined> = process.env) {
   const s3 = localS3(env);

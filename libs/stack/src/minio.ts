@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
 import { canConnect, type Started, sleep, waitFor } from './infra.ts';
@@ -16,8 +17,16 @@ export interface S3Env {
   generated?: boolean;
 }
 
-/** Where the generated credentials of the local MinIO are kept (the local state, never committed). */
-export const localS3CredentialsFile = join(repoRoot, '.local', 's3-credentials.json');
+/**
+ * Where the generated credentials of the local MinIO are kept: the user's state directory, never
+ * the repository. One MinIO serves every checkout on the machine (port 9000), so its keys are the
+ * machine's too — two checkouts with keys of their own would restart it under each other.
+ */
+export const localS3CredentialsFile = join(
+  process.env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'),
+  'crm-api',
+  's3-credentials.json',
+);
 
 /**
  * The local MinIO's credentials: read from `file`, or generated once (random, never MinIO's
