@@ -5,7 +5,6 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
 import { canConnect, type Started, sleep, waitFor } from './infra.ts';
-import { repoRoot } from './processes.ts';
 import { ensureGoTool, toolCacheDir } from './tools.ts';
 
 export interface S3Env {
