@@ -92,9 +92,7 @@ export async function runService<DB>(spec: ServiceSpec<DB>): Promise<void> {
         logger,
       })
     : undefined;
-  const outboxPurge = spec.relay
-    ? startOutboxPurge(db, config.OUTBOX_RETENTION_DAYS, (error) => logger.warn('outbox purge failed', { error }))
-    : undefined;
+  const outboxPurge = spec.relay ? startOutboxPurge(db, config.OUTBOX_RETENTION_DAYS, logger) : undefined;
   const { fetch, background = [] } = await spec.start({ db, pool, nc, logger, readiness });
   const server = serve(fetch, { port: spec.port, hostname: config.HOST, tls: spec.tls });
   logger.info('listening', { port: server.port, host: config.HOST });

@@ -23,7 +23,7 @@ afterAll(async () => {
   await close();
 });
 
-test('published rows older than the retention go, in batches; recent and unpublished rows stay', async () => {
+test('published rows older than the retention go, a batch at a time; recent and unpublished rows stay', async () => {
   const insert = (n: number, published: string | null) =>
     sql`insert into outbox (id, tenant_id, type, payload, published_at)
       select 'evt_' || md5(random()::text), 't', 'contact.deleted', '{"id":1}',
@@ -32,7 +32,10 @@ test('published rows older than the retention go, in batches; recent and unpubli
   await insert(2500, '8 days');
   await insert(10, '6 days');
   await insert(5, null);
-  expect(await purgePublishedOutbox(db, 7, 1000)).toBe(2500);
+  expect(await purgePublishedOutbox(db, 7, 1000)).toBe(1000);
+  expect(await purgePublishedOutbox(db, 7, 1000)).toBe(1000);
+  expect(await purgePublishedOutbox(db, 7, 1000)).toBe(500);
+  expect(await purgePublishedOutbox(db, 7, 1000)).toBe(0);
   const { rows } = await sql<{ published: number; pending: number }>`select
     count(*) filter (where published_at is not null)::int as published,
     count(*) filter (where published_at is null)::int as pending from outbox`.execute(db);

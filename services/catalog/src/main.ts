@@ -16,7 +16,7 @@ await runService<CatalogDatabase>({
   relay: true,
   async start({ db, logger, readiness }) {
     const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness });
-    const purge = startIdempotencyPurge(db, (error) => logger.error('idempotency record purge failed', { error: String(error) }));
+    const purge = startIdempotencyPurge(db, logger);
     return { fetch, background: [purge] };
   },
 });

@@ -32,7 +32,7 @@ await runService<DocumentsDatabase>({
     const storage = createStorage(s3, config.S3_BUCKET);
     const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness: checks, storage, sales });
     const consumer = startDeletionsConsumer({ nc, db, logger, stream: config.EVENTS_STREAM, subjectPrefix: config.EVENTS_SUBJECT_PREFIX });
-    const purge = startIdempotencyPurge(db, (error) => logger.error('idempotency record purge failed', { error: String(error) }));
+    const purge = startIdempotencyPurge(db, logger);
     return { fetch, background: [consumer, purge] };
   },
 });

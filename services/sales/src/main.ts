@@ -19,9 +19,7 @@ await runService<SalesDatabase>({
     const catalog = createInternalClient({ service: 'catalog', baseUrl: config.CATALOG_URL, token: config.INTERNAL_TOKEN });
     const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness, catalog });
     // Exactly-once records (contract §21) live as long as the gateway's own: 24 h, then purged.
-    const purge = startIdempotencyPurge(db, (error) =>
-      logger.warn('idempotency record purge failed; will retry', { error: String(error) }),
-    );
+    const purge = startIdempotencyPurge(db, logger);
     return { fetch, background: [purge] };
   },
 });

@@ -69,7 +69,7 @@ await runService<WebhooksDatabase>({
       watermark,
       retentionDays: config.EVENTS_RETENTION_DAYS,
     });
-    const recordPurge = startIdempotencyPurge(db, (error) => logger.error('idempotency record purge failed', { error: String(error) }));
+    const recordPurge = startIdempotencyPurge(db, logger);
     return { fetch, background: [ingest, worker, purge, recordPurge] };
   },
 });

@@ -4,6 +4,8 @@
 // kept until that delivery ends. A purged event takes its delivery tasks and their attempt log
 // with it (foreign keys, on delete cascade): the feed, the delivery log and manual retries share
 // one retention.
+
+import { startRetentionJob } from '@crm/db';
 import type { Logger } from '@crm/http';
 import { type Kysely, sql } from 'kysely';
 import type { WebhooksDatabase } from '../db/database.ts';
@@ -35,40 +37,14 @@ export interface EventPurgeOptions {
   batchSize: number;
 }
 
-/** Runs the purge shortly after start and then every `intervalMs`, batch after batch until a batch is not full. */
+/** The events retention job: batches of `batchSize` every `intervalMs` (see libs/db `startRetentionJob`). */
 export function startEventPurge(options: EventPurgeOptions) {
   const { db, logger, retentionDays, intervalMs, batchSize } = options;
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let running: Promise<void> = Promise.resolve();
-
-  async function purgeAll(): Promise<void> {
-    let purged = 0;
-    for (;;) {
-      const deleted = await purgeExpiredEvents(db, retentionDays, batchSize);
-      purged += deleted;
-      if (deleted < batchSize || stopped) break;
-    }
-    if (purged > 0) logger.info('expired events purged', { count: purged, retention_days: retentionDays });
-  }
-
-  function schedule(delayMs: number) {
-    timer = setTimeout(() => {
-      running = purgeAll()
-        .catch((error) => logger.warn('events purge failed; retried on the next run', { error: String(error) }))
-        .finally(() => {
-          if (!stopped) schedule(intervalMs);
-        });
-    }, delayMs);
-  }
-
-  schedule(Math.min(intervalMs, 10_000));
-  return {
-    /** Stops scheduling; a run under way finishes its current batch first. */
-    async stop(): Promise<void> {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  return startRetentionJob({
+    name: 'events',
+    deleteBatch: (n) => purgeExpiredEvents(db, retentionDays, n),
+    batchSize,
+    intervalMs,
+    log: logger,
+  });
 }
