@@ -3,38 +3,16 @@
 // service's commit and its own store) gets the recorded answer and writes nothing more; a
 // refused write records nothing; one key sent twice at once executes once.
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { type ApiResponse, type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
+import { type Stack, send, sharedStack } from '@crm/testing';
 import pg from 'pg';
 import { create, type FeedEvent, ofType, product, settledFeed } from './catalog-fixtures.ts';
+import { forgetGatewayRecord, writeAndRetry } from './exactly-once.ts';
 
 let stack: Stack;
 
 beforeAll(async () => {
   stack = await sharedStack();
 }, 120_000);
-
-/** Forgets the gateway's own record of a key, as if the gateway had died before storing it. */
-async function forgetGatewayRecord(tenant: TestTenant, key: string) {
-  await stack.sql('delete from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, key]);
-}
-
-/**
- * Sends a keyed write, forgets the gateway's record and sends it again: the retry must be the
- * service's recorded answer (same status, body and ETag, marked as a replay). Returns the first answer.
- */
-async function writeAndRetry(tenant: TestTenant, method: string, path: string, body?: unknown): Promise<ApiResponse> {
-  const headers = { 'idempotency-key': crypto.randomUUID() };
-  const first = await tenant.request(method, path, { body, headers });
-  if (first.status >= 300) throw new Error(`${method} ${path} → ${first.status} ${first.text}`);
-  expect(first.headers.get('idempotent-replayed')).toBeNull();
-  await forgetGatewayRecord(tenant, headers['idempotency-key']);
-  const retry = await tenant.request(method, path, { body, headers });
-  expect(retry.status).toBe(first.status);
-  expect(retry.headers.get('idempotent-replayed')).toBe('true');
-  expect(retry.body).toEqual(first.body);
-  expect(retry.headers.get('etag')).toBe(first.headers.get('etag'));
-  return first;
-}
 
 const summary = (events: FeedEvent[]) => events.map(({ type, data }) => ({ type, data }));
 
@@ -48,14 +26,14 @@ async function tenantWithTools() {
 describe('a retry whose gateway record was lost gets the recorded answer and writes nothing more', () => {
   test('categories: create, PUT, PATCH, DELETE', async () => {
     const tenant = await stack.createTenant();
-    const root = (await writeAndRetry(tenant, 'POST', '/v1/product-categories', { name: 'Tools', reference: 'tools' })).body.data;
+    const root = (await writeAndRetry(stack, tenant, 'POST', '/v1/product-categories', { name: 'Tools', reference: 'tools' })).body.data;
     const child = (
-      await writeAndRetry(tenant, 'POST', '/v1/product-categories', { name: 'Drills', reference: 'drills', parent_id: root.id })
+      await writeAndRetry(stack, tenant, 'POST', '/v1/product-categories', { name: 'Drills', reference: 'drills', parent_id: root.id })
     ).body.data;
-    const put = (await writeAndRetry(tenant, 'PUT', `/v1/product-categories/${child.id}`, { name: 'Power drills' })).body.data;
-    const patch = (await writeAndRetry(tenant, 'PATCH', `/v1/product-categories/${root.id}`, { reference: 'tools-2' })).body.data;
+    const put = (await writeAndRetry(stack, tenant, 'PUT', `/v1/product-categories/${child.id}`, { name: 'Power drills' })).body.data;
+    const patch = (await writeAndRetry(stack, tenant, 'PATCH', `/v1/product-categories/${root.id}`, { reference: 'tools-2' })).body.data;
     expect(patch.children).toEqual([put]);
-    expect((await writeAndRetry(tenant, 'DELETE', `/v1/product-categories/${child.id}`)).body).toEqual({ deleted: true });
+    expect((await writeAndRetry(stack, tenant, 'DELETE', `/v1/product-categories/${child.id}`)).body).toEqual({ deleted: true });
 
     expect((await tenant.request('GET', `/v1/product-categories/${child.id}`)).status).toBe(404);
     const list = await tenant.request('GET', '/v1/product-categories');
@@ -71,23 +49,23 @@ describe('a retry whose gateway record was lost gets the recorded answer and wri
 
   test('products: create, batch, PUT, PATCH, upsert by reference and by sku, DELETE', async () => {
     const tenant = await tenantWithTools();
-    const made = (await writeAndRetry(tenant, 'POST', '/v1/products', product('P-1'))).body.data;
-    const batch = (await writeAndRetry(tenant, 'POST', '/v1/products/batch', { data: [product('P-2'), product('P-3')] })).body.data;
-    const put = (await writeAndRetry(tenant, 'PUT', '/v1/products/P-1', { name: 'Renamed', rates: [{ sku: 'P-1-B', price: 7 }] })).body
-      .data;
-    const patch = (await writeAndRetry(tenant, 'PATCH', '/v1/products/P-2', { stock: 5 })).body.data;
+    const made = (await writeAndRetry(stack, tenant, 'POST', '/v1/products', product('P-1'))).body.data;
+    const batch = (await writeAndRetry(stack, tenant, 'POST', '/v1/products/batch', { data: [product('P-2'), product('P-3')] })).body.data;
+    const put = (await writeAndRetry(stack, tenant, 'PUT', '/v1/products/P-1', { name: 'Renamed', rates: [{ sku: 'P-1-B', price: 7 }] }))
+      .body.data;
+    const patch = (await writeAndRetry(stack, tenant, 'PATCH', '/v1/products/P-2', { stock: 5 })).body.data;
     const upsert = (
-      await writeAndRetry(tenant, 'POST', '/v1/products/batch/upsert', {
+      await writeAndRetry(stack, tenant, 'POST', '/v1/products/batch/upsert', {
         id_property: 'reference',
         data: [{ reference: 'P-3', name: 'Upserted' }, product('P-4')],
       })
     ).body;
     expect(upsert.created).toEqual([false, true]);
     const bySku = (
-      await writeAndRetry(tenant, 'POST', '/v1/products/batch/upsert', { id_property: 'sku', data: [{ sku: 'P-4-A', stock: 9 }] })
+      await writeAndRetry(stack, tenant, 'POST', '/v1/products/batch/upsert', { id_property: 'sku', data: [{ sku: 'P-4-A', stock: 9 }] })
     ).body;
     expect(bySku.created).toEqual([false]);
-    expect((await writeAndRetry(tenant, 'DELETE', '/v1/products/P-1')).body).toEqual({ deleted: true });
+    expect((await writeAndRetry(stack, tenant, 'DELETE', '/v1/products/P-1')).body).toEqual({ deleted: true });
 
     const list = await tenant.request('GET', '/v1/products?sort=reference');
     expect(list.body.data).toEqual([patch, upsert.data[0], bySku.data[0]]);
@@ -109,7 +87,7 @@ describe('a retry whose gateway record was lost gets the recorded answer and wri
     const key = crypto.randomUUID();
     const first = await tenant.request('POST', '/v1/products', { body: product('K-1'), headers: { 'idempotency-key': key } });
     expect(first.status).toBe(201);
-    await forgetGatewayRecord(tenant, key);
+    await forgetGatewayRecord(stack, tenant, key);
     const other = await tenant.request('POST', '/v1/products', { body: product('K-2'), headers: { 'idempotency-key': key } });
     expect(other.status).toBe(422);
     expect(other.body.error.type).toBe('idempotency_key_reused');
@@ -139,8 +117,8 @@ describe('a refused write records nothing', () => {
     const missing = await tenant.request('DELETE', '/v1/products/C-2', { headers: deleteKey });
     expect(missing.status).toBe(404);
     // The gateway stores both (status < 500): forget its records so the retries reach the service.
-    await forgetGatewayRecord(tenant, createKey['idempotency-key']);
-    await forgetGatewayRecord(tenant, deleteKey['idempotency-key']);
+    await forgetGatewayRecord(stack, tenant, createKey['idempotency-key']);
+    await forgetGatewayRecord(stack, tenant, deleteKey['idempotency-key']);
 
     expect((await tenant.request('DELETE', '/v1/products/C-1')).status).toBe(200);
     const created = await tenant.request('POST', '/v1/products', { body: product('C-1'), headers: createKey });
@@ -237,7 +215,7 @@ describe('the upsert retry inside a keyed write', () => {
       expect(res.status).toBe(200);
       expect(res.body.created).toEqual([false]);
       expect(res.body.data[0]).toMatchObject({ reference: 'RACED', name: 'Upserted', rates: [{ sku: 'RACED-A', primary: true }] });
-      await forgetGatewayRecord(tenant, headers['idempotency-key']);
+      await forgetGatewayRecord(stack, tenant, headers['idempotency-key']);
       const retry = await tenant.request('POST', '/v1/products/batch/upsert', { body, headers });
       expect(retry.headers.get('idempotent-replayed')).toBe('true');
       expect(retry.body).toEqual(res.body);

@@ -6,7 +6,7 @@
 // a keyed upload that does not commit leaves none behind, and a client-paced upload holds no
 // database connection while its file streams in.
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { type ApiResponse, type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
+import { type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
 import {
   createContact,
   createOpportunity,
@@ -18,37 +18,13 @@ import {
   uploadForm,
   uploadToContact,
 } from './documents-fixtures.ts';
+import { forgetGatewayRecord, writeAndRetry } from './exactly-once.ts';
 
 let stack: Stack;
 
 beforeAll(async () => {
   stack = await sharedStack();
 }, 120_000);
-
-/** Forgets the gateway's own record of a key, as if the gateway had died before storing it. */
-async function forgetGatewayRecord(tenant: TestTenant, key: string) {
-  await stack.sql('delete from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, key]);
-}
-
-/**
- * Sends a keyed write, forgets the gateway's record and sends it again: the retry must be the
- * service's recorded answer (same status, body and ETag, marked as a replay). `body` builds each
- * attempt's multipart body (the retry may carry another file: only method and path are
- * fingerprinted, contract §8). Returns the first answer.
- */
-async function writeAndRetry(tenant: TestTenant, method: string, path: string, body?: (attempt: number) => FormData): Promise<ApiResponse> {
-  const headers = { 'idempotency-key': crypto.randomUUID() };
-  const first = await tenant.request(method, path, { raw: body?.(0), headers });
-  if (first.status >= 300) throw new Error(`${method} ${path} → ${first.status} ${first.text}`);
-  expect(first.headers.get('idempotent-replayed')).toBeNull();
-  await forgetGatewayRecord(tenant, headers['idempotency-key']);
-  const retry = await tenant.request(method, path, { raw: body?.(1), headers });
-  expect(retry.status).toBe(first.status);
-  expect(retry.headers.get('idempotent-replayed')).toBe('true');
-  expect(retry.body).toEqual(first.body);
-  expect(retry.headers.get('etag')).toBe(first.headers.get('etag'));
-  return first;
-}
 
 const summary = (events: FeedEvent[]) => events.map(({ type, data }) => ({ type, data }));
 const objectKey = (tenant: TestTenant, document: { filename: string }) => `${tenant.tenantId}/${document.filename}`;
@@ -70,8 +46,8 @@ describe('a retry whose gateway record was lost gets the recorded answer and wri
     const t = await stack.createTenant();
     const contact = await createContact(t);
     const opportunity = await createOpportunity(t, contact);
-    const toContact = (await writeAndRetry(t, 'POST', `/v1/contacts/${contact}/documents`, pdfThenPng)).body.data;
-    const toOpportunity = (await writeAndRetry(t, 'POST', `/v1/opportunities/${opportunity}/documents`, pdfThenPng)).body.data;
+    const toContact = (await writeAndRetry(stack, t, 'POST', `/v1/contacts/${contact}/documents`, pdfThenPng)).body.data;
+    const toOpportunity = (await writeAndRetry(stack, t, 'POST', `/v1/opportunities/${opportunity}/documents`, pdfThenPng)).body.data;
     expect([toContact.extension, toOpportunity.extension]).toEqual(['pdf', 'pdf']);
 
     expect((await t.request('GET', '/v1/documents')).body.data).toEqual([toContact, toOpportunity]);
@@ -91,16 +67,16 @@ describe('a retry whose gateway record was lost gets the recorded answer and wri
     const created = (await uploadToContact(t, contactA, 'a.pdf', pdf())).body.data;
     const id = created.id;
 
-    const unlinked = (await writeAndRetry(t, 'DELETE', `/v1/contacts/${contactA}/documents/${id}`)).body.data;
+    const unlinked = (await writeAndRetry(stack, t, 'DELETE', `/v1/contacts/${contactA}/documents/${id}`)).body.data;
     expect(unlinked.contact_id).toBeNull();
-    const linked = (await writeAndRetry(t, 'PUT', `/v1/contacts/${contactB}/documents/${id}`)).body.data;
+    const linked = (await writeAndRetry(stack, t, 'PUT', `/v1/contacts/${contactB}/documents/${id}`)).body.data;
     expect(linked.contact_id).toBe(contactB);
-    const attached = (await writeAndRetry(t, 'PUT', `/v1/opportunities/${opportunity}/documents/${id}`)).body.data;
+    const attached = (await writeAndRetry(stack, t, 'PUT', `/v1/opportunities/${opportunity}/documents/${id}`)).body.data;
     expect(attached.opportunity_ids).toEqual([opportunity]);
-    expect((await writeAndRetry(t, 'DELETE', `/v1/opportunities/${opportunity}/documents/${id}`)).body).toEqual({ detached: true });
+    expect((await writeAndRetry(stack, t, 'DELETE', `/v1/opportunities/${opportunity}/documents/${id}`)).body).toEqual({ detached: true });
     const detached = (await t.request('GET', `/v1/documents/${id}`)).body.data;
     expect(detached.opportunity_ids).toEqual([]);
-    expect((await writeAndRetry(t, 'DELETE', `/v1/documents/${id}`)).body).toEqual({ deleted: true });
+    expect((await writeAndRetry(stack, t, 'DELETE', `/v1/documents/${id}`)).body).toEqual({ deleted: true });
 
     expect((await t.request('GET', `/v1/documents/${id}`)).status).toBe(404);
     expect(await storedObjects(stack, t.tenantId)).toEqual({ keys: [], pendingUploads: 0 });
@@ -124,7 +100,7 @@ describe('a retry whose gateway record was lost gets the recorded answer and wri
       headers: { 'idempotency-key': key },
     });
     expect(first.status).toBe(201);
-    await forgetGatewayRecord(t, key);
+    await forgetGatewayRecord(stack, t, key);
     const other = await t.request('POST', `/v1/contacts/${contactB}/documents`, {
       raw: uploadForm('b.pdf', pdf()),
       headers: { 'idempotency-key': key },
@@ -165,12 +141,12 @@ describe('a refused write records nothing', () => {
     const deleteKey = { 'idempotency-key': crypto.randomUUID() };
 
     // The gateway stores both answers (status < 500): forget its records so the retries reach the service.
-    await forgetGatewayRecord(t, unlinkKey['idempotency-key']);
+    await forgetGatewayRecord(stack, t, unlinkKey['idempotency-key']);
     expect((await t.request('DELETE', `/v1/contacts/${contactA}/documents/${id}`)).status).toBe(200);
     expect((await t.request('PUT', `/v1/contacts/${contactB}/documents/${id}`)).status).toBe(200);
     const refused = await t.request('DELETE', `/v1/documents/${id}`, { headers: { ...deleteKey, 'if-match': stale } });
     expect([refused.status, refused.body.error.type]).toEqual([412, 'precondition_failed']);
-    await forgetGatewayRecord(t, deleteKey['idempotency-key']);
+    await forgetGatewayRecord(stack, t, deleteKey['idempotency-key']);
 
     const unlinked = await t.request('DELETE', `/v1/contacts/${contactB}/documents/${id}`, { headers: unlinkKey });
     expect([unlinked.status, unlinked.headers.get('idempotent-replayed')]).toEqual([200, null]);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { ServiceProcess } from '@crm/stack';
-import { type ApiResponse, type Stack, send, startStack, type TestTenant } from '@crm/testing';
+import { type Stack, send, startStack, type TestTenant } from '@crm/testing';
+import { expectReplayOf, forgetGatewayRecord } from './exactly-once.ts';
 import { orderBody, orderWorld } from './orders-fixtures.ts';
 import { type FeedEvent, isMarker, settledEvents } from './sales-feed.ts';
 
@@ -24,24 +25,12 @@ afterAll(async () => {
 
 const keyed = (key: string) => ({ 'idempotency-key': key });
 
-/** Forgets the gateway's own record of a key, as if the gateway had died before storing it. */
-async function forgetGatewayRecord(tenant: TestTenant, key: string) {
-  await stack.sql('delete from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, key]);
-}
-
 /** A request straight to the sales service, as a gateway forwards it (the gateways' own stores bypassed). */
 function direct(tenant: TestTenant, method: string, path: string, key: string, body?: unknown) {
   return stack.call('sales', method, path, {
     body,
     headers: { 'x-internal-token': stack.internalToken, 'x-tenant-id': tenant.tenantId, ...keyed(key) },
   });
-}
-
-function expectReplayOf(retry: ApiResponse, first: ApiResponse) {
-  expect(retry.status).toBe(first.status);
-  expect(retry.headers.get('idempotent-replayed')).toBe('true');
-  expect(retry.body).toEqual(first.body);
-  expect(retry.headers.get('etag')).toBe(first.headers.get('etag'));
 }
 
 /**
@@ -53,7 +42,7 @@ async function writeThenRetry(tenant: TestTenant, method: string, path: string, 
   const first = await tenant.request(method, path, { body, headers: keyed(key) });
   if (first.status >= 300) throw new Error(`${method} ${path} → ${first.status} ${first.text}`);
   expect(first.headers.get('idempotent-replayed')).toBeNull();
-  await forgetGatewayRecord(tenant, key);
+  await forgetGatewayRecord(stack, tenant, key);
   const retry = await tenant.request(method, path, { body, headers: keyed(key) });
   expectReplayOf(retry, first);
   return first.body;
@@ -296,7 +285,7 @@ describe('repeats of one key at the same time run the write once', () => {
     const body = orderBody({ products: [{ reference: 'WIDGET' }, { reference: 'GADGET' }] });
     const first = tenant.request('POST', '/v1/orders', { body, headers: keyed(key) });
     await waitForClaim(tenant, key);
-    await forgetGatewayRecord(tenant, key);
+    await forgetGatewayRecord(stack, tenant, key);
     const second = await send(replica.url, 'POST', '/v1/orders', { body, headers: { 'x-api-key': tenant.apiKey, ...keyed(key) } });
     const answer = await first;
     expect(answer.status).toBe(201);
@@ -340,7 +329,7 @@ describe('a refused write records nothing', () => {
     const tenant = await stack.createTenant();
     const key = crypto.randomUUID();
     expect((await tenant.request('POST', '/v1/contacts', { body: { name: 'A', type: 'lead' }, headers: keyed(key) })).status).toBe(201);
-    await forgetGatewayRecord(tenant, key);
+    await forgetGatewayRecord(stack, tenant, key);
     const other = await tenant.request('POST', '/v1/contacts', { body: { name: 'B', type: 'lead' }, headers: keyed(key) });
     expect(other.status).toBe(422);
     expect(other.body.error.type).toBe('idempotency_key_reused');
@@ -369,7 +358,7 @@ describe('a refused write records nothing', () => {
     expect(refused.status).toBe(409);
     // The gateway stores the 409 (contract §8); the service recorded nothing.
     expectReplayOf(await tenant.request('POST', '/v1/orders', { body, headers: keyed(key) }), refused);
-    await forgetGatewayRecord(tenant, key);
+    await forgetGatewayRecord(stack, tenant, key);
     expect((await tenant.request('DELETE', `/v1/orders/${taken.reference}`)).status).toBe(200);
     const created = await tenant.request('POST', '/v1/orders', { body, headers: keyed(key) });
     expect(created.status).toBe(201);
@@ -386,13 +375,13 @@ describe('a refused write records nothing', () => {
     const body = { state: 10 };
     const put = (ifMatch: string) => tenant.request('PUT', '/v1/orders/IFM-1', { body, headers: { ...keyed(key), 'if-match': ifMatch } });
     expect((await put(made.headers.get('etag') as string)).status).toBe(412);
-    await forgetGatewayRecord(tenant, key);
+    await forgetGatewayRecord(stack, tenant, key);
     const fresh = (await tenant.request('GET', '/v1/orders/IFM-1')).headers.get('etag') as string;
     const done = await put(fresh);
     expect(done.status).toBe(200);
     expect(done.headers.get('idempotent-replayed')).toBeNull();
     expect(done.body.data.states.map((s: any) => s.state)).toEqual([1, 10]);
-    await forgetGatewayRecord(tenant, key);
+    await forgetGatewayRecord(stack, tenant, key);
     // The service's record answers before If-Match is looked at (a stale one included).
     expectReplayOf(await put(made.headers.get('etag') as string), done);
     expect(await eventsSince(tenant, before, 'order.')).toEqual(['order.updated', 'order.state_changed']);

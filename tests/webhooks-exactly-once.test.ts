@@ -5,8 +5,9 @@
 // several times at once executes once. Observed as a client and a receiver see it: the API, the
 // delivery log and the webhooks that arrive.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type ApiResponse, type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
+import { type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
 import { type ReceivedWebhook, type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { forgetGatewayRecord, writeAndRetry } from './exactly-once.ts';
 
 let stack: Stack;
 let receiver: Receiver;
@@ -19,29 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close();
 });
-
-/** Forgets the gateway's own record of a key, as if the gateway had died before storing it. */
-async function forgetGatewayRecord(tenant: TestTenant, key: string) {
-  await stack.sql('delete from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, key]);
-}
-
-/**
- * Sends a keyed write, forgets the gateway's record and sends it again: the retry must be the
- * service's recorded answer (same status, body and ETag, marked as a replay). Returns the first answer.
- */
-async function writeAndRetry(tenant: TestTenant, method: string, path: string, body?: unknown): Promise<ApiResponse> {
-  const headers = { 'idempotency-key': crypto.randomUUID() };
-  const first = await tenant.request(method, path, { body, headers });
-  if (first.status >= 300) throw new Error(`${method} ${path} → ${first.status} ${first.text}`);
-  expect(first.headers.get('idempotent-replayed')).toBeNull();
-  await forgetGatewayRecord(tenant, headers['idempotency-key']);
-  const retry = await tenant.request(method, path, { body, headers });
-  expect(retry.status).toBe(first.status);
-  expect(retry.headers.get('idempotent-replayed')).toBe('true');
-  expect(retry.body).toEqual(first.body);
-  expect(retry.headers.get('etag')).toBe(first.headers.get('etag'));
-  return first;
-}
 
 async function createWebhook(tenant: TestTenant, body: Record<string, unknown> = {}) {
   const res = await tenant.request('POST', '/v1/webhooks', { body: { url: `${receiver.url}/eo`, ...body } });
@@ -86,7 +64,8 @@ async function settle(tenant: TestTenant, webhookId: number): Promise<string> {
 describe('a retry whose gateway record was lost gets the recorded answer and does nothing more', () => {
   test('POST /webhooks: one endpoint, with the secret of the first answer', async () => {
     const tenant = await stack.createTenant();
-    const created = (await writeAndRetry(tenant, 'POST', '/v1/webhooks', { url: `${receiver.url}/eo-create`, events: ['*'] })).body.data;
+    const created = (await writeAndRetry(stack, tenant, 'POST', '/v1/webhooks', { url: `${receiver.url}/eo-create`, events: ['*'] })).body
+      .data;
     const list = await tenant.request('GET', '/v1/webhooks');
     expect(list.body.data.map((w: { id: number }) => w.id)).toEqual([created.id]);
     expect((await tenant.request('GET', `/v1/webhooks/${created.id}/secret`)).body.data.secret).toBe(created.secret);
@@ -95,22 +74,22 @@ describe('a retry whose gateway record was lost gets the recorded answer and doe
   test('PUT, PATCH and DELETE /webhooks/{id}', async () => {
     const tenant = await stack.createTenant();
     const hook = await createWebhook(tenant, { events: ['contact.created'] });
-    const put = (await writeAndRetry(tenant, 'PUT', `/v1/webhooks/${hook.id}`, { events: ['order.created'], description: 'put' })).body
-      .data;
+    const put = (await writeAndRetry(stack, tenant, 'PUT', `/v1/webhooks/${hook.id}`, { events: ['order.created'], description: 'put' }))
+      .body.data;
     // The retry did not update again: the endpoint is still the first answer's version.
     expect((await tenant.request('GET', `/v1/webhooks/${hook.id}`)).body.data).toEqual(put);
-    const patch = (await writeAndRetry(tenant, 'PATCH', `/v1/webhooks/${hook.id}`, { enabled: false })).body.data;
+    const patch = (await writeAndRetry(stack, tenant, 'PATCH', `/v1/webhooks/${hook.id}`, { enabled: false })).body.data;
     expect(patch).toMatchObject({ events: ['order.created'], description: 'put', enabled: false });
     expect((await tenant.request('GET', `/v1/webhooks/${hook.id}`)).body.data).toEqual(patch);
     // Without the service's record the retry would be a 404.
-    expect((await writeAndRetry(tenant, 'DELETE', `/v1/webhooks/${hook.id}`)).body).toEqual({ deleted: true });
+    expect((await writeAndRetry(stack, tenant, 'DELETE', `/v1/webhooks/${hook.id}`)).body).toEqual({ deleted: true });
     expect((await tenant.request('GET', `/v1/webhooks/${hook.id}`)).status).toBe(404);
   });
 
   test('rotate-secret rotates once: deliveries are signed with the first answer’s secret and the original one', async () => {
     const tenant = await stack.createTenant();
     const hook = await createWebhook(tenant);
-    const rotated = (await writeAndRetry(tenant, 'POST', `/v1/webhooks/${hook.id}/rotate-secret`)).body.data.secret;
+    const rotated = (await writeAndRetry(stack, tenant, 'POST', `/v1/webhooks/${hook.id}/rotate-secret`)).body.data.secret;
     expect(rotated).not.toBe(hook.secret);
     receiver.trust(rotated);
     expect((await tenant.request('GET', `/v1/webhooks/${hook.id}/secret`)).body.data.secret).toBe(rotated);
@@ -123,7 +102,7 @@ describe('a retry whose gateway record was lost gets the recorded answer and doe
   test('test: one webhook.test event, sent once', async () => {
     const tenant = await stack.createTenant();
     const hook = await createWebhook(tenant, { events: ['product.deleted'] });
-    const sent = await writeAndRetry(tenant, 'POST', `/v1/webhooks/${hook.id}/test`);
+    const sent = await writeAndRetry(stack, tenant, 'POST', `/v1/webhooks/${hook.id}/test`);
     expect(sent.status).toBe(202);
     const eventId = sent.body.data.event_id;
     const control = await settle(tenant, hook.id);
@@ -144,7 +123,7 @@ describe('a retry whose gateway record was lost gets the recorded answer and doe
     expect(queued.body.data).toMatchObject({ event_id: eventId, attempt: 2, status: 'pending' });
     // Made before the retry: a second manual retry now would queue attempt 3 rather than return the queued one.
     await waitForDeliveries(tenant, hook.id, (rows) => rows.some((d) => d.id === queued.body.data.id && d.status === 'delivered'));
-    await forgetGatewayRecord(tenant, headers['idempotency-key']);
+    await forgetGatewayRecord(stack, tenant, headers['idempotency-key']);
     const retry = await tenant.request('POST', path, { headers });
     expect(retry.status).toBe(202);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
@@ -167,14 +146,14 @@ describe('a retry whose gateway record was lost gets the recorded answer and doe
       headers: { 'idempotency-key': key },
     });
     expect(first.status).toBe(201);
-    await forgetGatewayRecord(tenant, key);
+    await forgetGatewayRecord(stack, tenant, key);
     const other = await tenant.request('POST', '/v1/webhooks', {
       body: { url: `${receiver.url}/two` },
       headers: { 'idempotency-key': key },
     });
     expect(other.status).toBe(422);
     expect(other.body.error.type).toBe('idempotency_key_reused');
-    await forgetGatewayRecord(tenant, key);
+    await forgetGatewayRecord(stack, tenant, key);
     const test = await tenant.request('POST', `/v1/webhooks/${first.body.data.id}/test`, { headers: { 'idempotency-key': key } });
     expect(test.status).toBe(422);
     expect(test.body.error.type).toBe('idempotency_key_reused');
@@ -271,8 +250,8 @@ describe('a refused write records nothing', () => {
     const missing = await tenant.request('POST', `/v1/webhooks/${hook.id}/deliveries/2147483000/retry`, { headers: retryKey });
     expect(missing.status).toBe(404);
     // The gateway stores both (status < 500): forget its records so the retries reach the service.
-    await forgetGatewayRecord(tenant, testKey['idempotency-key']);
-    await forgetGatewayRecord(tenant, retryKey['idempotency-key']);
+    await forgetGatewayRecord(stack, tenant, testKey['idempotency-key']);
+    await forgetGatewayRecord(stack, tenant, retryKey['idempotency-key']);
 
     expect((await tenant.request('PATCH', `/v1/webhooks/${hook.id}`, { body: { enabled: true } })).status).toBe(200);
     const sent = await tenant.request('POST', `/v1/webhooks/${hook.id}/test`, { headers: testKey });
