@@ -72,22 +72,49 @@ function orderedKeys(source: AnyQuery, table: string, window: ListWindow, descen
 
 const positionOf = (row: KeyRow | undefined): CursorPosition | undefined => (row ? { key: row.sort_key, id: Number(row.id) } : undefined);
 
-/**
- * The ids of one page. `count` is the filtered query (page mode counts it); `source` is what
- * the page is walked over, when it differs (a fenced search), else `count` itself.
- */
-export async function readPageIds(count: AnyQuery, table: string, window: ListWindow, source: AnyQuery = count): Promise<PageOfIds> {
-  if (window.page === undefined) return readCursorPage(source, table, window);
+/** How page mode learns the filtered total: a query to count, or a function that knows it (a maintained count). */
+export type ListTotal = AnyQuery | (() => Promise<number>);
+
+async function totalOf(count: ListTotal): Promise<number> {
+  if (typeof count === 'function') return count();
   const { total } = (await count.select(sql<string>`count(*)`.as('total')).executeTakeFirstOrThrow()) as { total: string };
-  const totalRows = Number(total);
+  return Number(total);
+}
+
+/**
+ * The ids of one page. `count` is the filtered query (page mode counts it) or what knows its
+ * total; `source` is what the page is walked over, when it differs (a fenced search), else `count`
+ * itself (then `count` must be a query).
+ *
+ * Page 1 is read from the front whatever the total, so its ids are read while the total is
+ * counted (two connections, each statement as before) instead of after it.
+ */
+export async function readPageIds(
+  count: ListTotal,
+  table: string,
+  window: ListWindow,
+  source: AnyQuery = count as AnyQuery,
+): Promise<PageOfIds> {
+  if (window.page === undefined) return readCursorPage(source, table, window);
+  const firstPage =
+    window.page === 1
+      ? (orderedKeys(source, table, window, window.descending).limit(window.perPage).execute() as Promise<KeyRow[]>)
+      : undefined;
+  // Both settle before either's error is thrown, so no rejection is left unobserved.
+  const [counted, first] = await Promise.allSettled([totalOf(count), firstPage]);
+  if (counted.status === 'rejected') throw counted.reason;
+  if (first.status === 'rejected') throw first.reason;
+  const totalRows = counted.value;
   const page = pageWindow(totalRows, (window.page - 1) * window.perPage, window.perPage);
   const lastPage = Math.max(1, Math.ceil(totalRows / window.perPage));
   const hasMore = window.page < lastPage;
   if (!page.any) return { ids: [], total: totalRows, hasMore };
-  const rows = (await orderedKeys(source, table, window, window.descending !== page.reversed)
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute()) as KeyRow[];
+  const rows =
+    first.value ??
+    ((await orderedKeys(source, table, window, window.descending !== page.reversed)
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute()) as KeyRow[]);
   if (page.reversed) rows.reverse();
   return { ids: rows.map((r) => Number(r.id)), total: totalRows, hasMore, last: positionOf(rows.at(-1)) };
 }

@@ -9,6 +9,7 @@ import { m0020InputBounds } from './0020_input_bounds.ts';
 import { m0021OrdersInputBounds } from './0021_orders_input_bounds.ts';
 import { m0030UsersKeyset } from './0030_users_keyset.ts';
 import { m0031OrdersKeyset } from './0031_orders_keyset.ts';
+import { m0032ContactCounts } from './0032_contact_counts.ts';
 
 /** Sales migrations in order; append only. */
 export const migrations = [
@@ -22,5 +23,6 @@ export const migrations = [
   m0021OrdersInputBounds,
   m0030UsersKeyset,
   m0031OrdersKeyset,
+  m0032ContactCounts,
   idempotencyMigration,
 ];
