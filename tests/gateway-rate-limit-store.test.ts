@@ -1,16 +1,17 @@
-// The rate limiter's store on a real PostgreSQL: `gcra_consume` (migration 0006) applies the rule
-// of rate-limit/gcra.ts exactly, with the constants the code passes in; the limiter batches
+// The rate limiter's store on a real PostgreSQL: the limiter's single statement (`CONSUME_SQL`)
+// and `gcra_consume` (migration 0008: the same statement, for replicas of the previous release)
+// apply the rule of rate-limit/gcra.ts exactly, with the constants the code passes in; the limiter batches
 // concurrent requests of a bucket without changing who passes; looking does not spend; the purge
 // drops refilled buckets only. The client-visible behaviour is in gateway-rate-limit.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createDb, migrate, statementCount } from '@crm/db';
 import { dropRunResources, prepareRun, type RunResources } from '@crm/testing';
 import fc from 'fast-check';
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from '../services/gateway/src/db/database.ts';
 import { migrations } from '../services/gateway/src/db/migrations/index.ts';
 import { emissionInterval, grant, PERIOD_MS, SLACK_MS } from '../services/gateway/src/rate-limit/gcra.ts';
-import { createRateLimiter } from '../services/gateway/src/rate-limit/limiter.ts';
+import { CONSUME_SQL, createRateLimiter } from '../services/gateway/src/rate-limit/limiter.ts';
 import { addressBudget, tenantBudget } from '../services/gateway/src/rate-limit/policy.ts';
 
 let run: RunResources;
@@ -36,7 +37,33 @@ class Rollback extends Error {
   }
 }
 
-describe('gcra_consume applies the rule of gcra.ts', () => {
+interface Consumed {
+  base_ms: number;
+  granted: number;
+  now_ms: number;
+}
+
+/** The limiter's statement, as it sends it (parameters: bucket, k, interval, period, slack). */
+async function consumeStatement(trx: Kysely<GatewayDatabase>, bucket: string, k: number, limit: number): Promise<Consumed> {
+  const { rows } = await trx.executeQuery<Consumed>(
+    CompiledQuery.raw(CONSUME_SQL, [bucket, k, emissionInterval(limit), PERIOD_MS, SLACK_MS]),
+  );
+  return rows[0] as Consumed;
+}
+
+/** The function replicas of release 1.1.0 call (same arguments). */
+async function consumeFunction(trx: Kysely<GatewayDatabase>, bucket: string, k: number, limit: number): Promise<Consumed> {
+  const { rows } = await sql<Consumed>`
+    select * from gcra_consume(${bucket}, ${k}::integer, ${emissionInterval(limit)}::float8, ${PERIOD_MS}::float8, ${SLACK_MS}::float8)`.execute(
+    trx,
+  );
+  return rows[0] as Consumed;
+}
+
+describe.each([
+  ['the limiter statement (CONSUME_SQL)', consumeStatement],
+  ['gcra_consume (1.1.0 replicas)', consumeFunction],
+])('%s applies the rule of gcra.ts', (_name, consume) => {
   test('for any bucket state, limit and batch size: the same grants and the same arrival time, bit for bit', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -47,19 +74,19 @@ describe('gcra_consume applies the rule of gcra.ts', () => {
           const outcome = await db
             .transaction()
             .execute(async (trx) => {
-              // One transaction: now() is the same instant for the insert and the function.
+              // One transaction: now() is the same instant for the insert and the grant.
               if (offset !== undefined) {
                 await sql`insert into rate_limits (bucket, tat_ms, allowed) values ('p', extract(epoch from now()) * 1000 + ${offset}::float8, true)`.execute(
                   trx,
                 );
               }
               const before = await sql<{ tat_ms: number }>`select tat_ms from rate_limits where bucket = 'p'`.execute(trx);
-              const { rows } = await sql<{ base_ms: number; granted: number; now_ms: number }>`
-                select * from gcra_consume('p', ${k}::integer, ${emissionInterval(limit)}::float8, ${PERIOD_MS}::float8, ${SLACK_MS}::float8)`.execute(
-                trx,
-              );
-              const after = await sql<{ tat_ms: number }>`select tat_ms from rate_limits where bucket = 'p'`.execute(trx);
-              throw new Rollback({ tat: before.rows[0]?.tat_ms, result: rows[0], stored: after.rows[0]?.tat_ms });
+              const result = await consume(trx, 'p', k, limit);
+              const after = await sql<{
+                tat_ms: number;
+                allowed: boolean;
+              }>`select tat_ms, allowed from rate_limits where bucket = 'p'`.execute(trx);
+              throw new Rollback({ tat: before.rows[0]?.tat_ms, result, stored: after.rows[0] });
             })
             .catch((error) => {
               if (error instanceof Rollback) return error.values as any;
@@ -68,13 +95,30 @@ describe('gcra_consume applies the rule of gcra.ts', () => {
           const now = Number(outcome.result.now_ms);
           const expected = grant(outcome.tat === undefined ? 0 : Number(outcome.tat), now, k, limit);
           expect(outcome.result.granted).toBe(expected.granted);
-          expect(Number(outcome.stored)).toBe(expected.tatMs);
+          expect(Number(outcome.stored.tat_ms)).toBe(expected.tatMs);
+          expect(outcome.stored.allowed).toBe(expected.granted > 0);
           expect(Number(outcome.result.base_ms) + outcome.result.granted * emissionInterval(limit)).toBe(expected.tatMs);
         },
       ),
       { numRuns: 60 },
     );
   });
+
+  test('a bucket spent call after call: exactly the limit passes, then nothing', async () => {
+    const bucket = `seq-${crypto.randomUUID()}`;
+    const granted: number[] = [];
+    for (const k of [3, 1, 4, 1, 5]) granted.push((await consume(db, bucket, k, 7)).granted);
+    expect(granted).toEqual([3, 1, 3, 0, 0]);
+  });
+});
+
+test('the four-argument gcra_consume of migration 0004 is gone; the five-argument one remains', async () => {
+  const { rows } = await sql<{ args: string }>`
+    select pg_get_function_identity_arguments(p.oid) as args from pg_proc p
+    join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'gateway' and p.proname = 'gcra_consume'`.execute(db);
+  expect(rows.map((r) => r.args)).toEqual([
+    'p_bucket text, p_k integer, p_interval_ms double precision, p_period_ms double precision, p_slack_ms double precision',
+  ]);
 });
 
 describe('the limiter', () => {

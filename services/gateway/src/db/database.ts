@@ -24,6 +24,9 @@ export interface RateLimitsTable {
   bucket: string;
   tat_ms: number;
   allowed: boolean;
+  /** What the last grant started from and how many it granted (migration 0008: read back by `returning`). */
+  base_ms: number | null;
+  granted: number | null;
 }
 
 export interface IdempotencyKeysTable {

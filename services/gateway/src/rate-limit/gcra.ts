@@ -3,8 +3,9 @@
 // empty again if it took no more requests. Each admitted request pushes tat one emission interval
 // (period / limit) further; a request is admitted while tat stays within one period of now. So a
 // fresh bucket admits exactly `limit` requests at once, then one per interval — no fixed window
-// whose boundary lets twice the limit through. `gcra_consume` (migration 0006) applies `admissible`
-// under the bucket's row lock with the database clock; these constants are its arguments.
+// whose boundary lets twice the limit through. The limiter's statement (`CONSUME_SQL` in
+// limiter.ts) applies `grant` under the bucket's row lock with the database clock; these
+// constants are its arguments.
 
 /** Every budget is expressed per minute (contract §7: `w=60`). */
 export const PERIOD_MS = 60_000;
@@ -48,7 +49,7 @@ export interface Grant {
 
 /**
  * `k` requests arriving together at `nowMs`: the first ones the bucket admits pass (in arrival
- * order), each advancing tat by one interval. The same rule `gcra_consume` applies in SQL.
+ * order), each advancing tat by one interval. The same rule `CONSUME_SQL` (limiter.ts) applies in SQL.
  */
 export function grant(tatMs: number, nowMs: number, k: number, limit: number): Grant {
   const granted = Math.min(k, admissible(tatMs, nowMs, limit));

@@ -5,11 +5,31 @@ import { emissionInterval, PERIOD_MS, SLACK_MS } from './gcra.ts';
 import type { Budget } from './policy.ts';
 import { type RateVerdict, verdictOf } from './verdict.ts';
 
+/**
+ * GCRA for `k` requests of one bucket (gcra.ts `grant`) in ONE statement on the bucket's row: a
+ * fresh bucket is inserted already charged; an existing one is updated under its row lock (the
+ * database clock `now()` is the only clock). It returns the arrival time the grant started from
+ * (`base_ms`, never earlier than now), how many were granted and the database clock; `returning`
+ * sees only the updated row, hence the row's `base_ms`/`granted` columns (migration 0008, which
+ * also makes `gcra_consume` the same statement for replicas of the previous release).
+ * Parameters: bucket, k, emission interval, period, slack (all in milliseconds). Each expression
+ * is the same float arithmetic as `grant`, in the same order, so both agree bit for bit.
+ */
+export const CONSUME_SQL = `insert into rate_limits as r (bucket, tat_ms, allowed, base_ms, granted)
+select $1::text, f.now_ms + f.granted * $3::float8, f.granted > 0, f.now_ms, f.granted
+  from (select n.now_ms, least($2::integer, greatest(0, floor((n.now_ms + $4::float8 + $5::float8 - n.now_ms) / $3::float8)))::integer as granted
+          from (select (extract(epoch from now()) * 1000)::float8 as now_ms) n) f
+on conflict (bucket) do update set
+  base_ms = greatest(r.tat_ms, excluded.base_ms),
+  granted = least($2::integer, greatest(0, floor((excluded.base_ms + $4::float8 + $5::float8 - greatest(r.tat_ms, excluded.base_ms)) / $3::float8)))::integer,
+  tat_ms = greatest(r.tat_ms, excluded.base_ms)
+    + least($2::integer, greatest(0, floor((excluded.base_ms + $4::float8 + $5::float8 - greatest(r.tat_ms, excluded.base_ms)) / $3::float8)))::integer * $3::float8,
+  allowed = least($2::integer, greatest(0, floor((excluded.base_ms + $4::float8 + $5::float8 - greatest(r.tat_ms, excluded.base_ms)) / $3::float8))) > 0
+returning r.base_ms, r.granted, (extract(epoch from now()) * 1000)::float8 as now_ms`;
+
 // One constant text, sent as a named prepared statement with its values: no query building per
 // call, and PostgreSQL parses and plans it once per connection.
-const CONSUME = preparedStatement<{ base_ms: number; granted: number; now_ms: number }>(
-  'select base_ms, granted, now_ms from gcra_consume($1, $2::integer, $3::float8, $4::float8, $5::float8)',
-);
+const CONSUME = preparedStatement<{ base_ms: number; granted: number; now_ms: number }>(CONSUME_SQL);
 
 interface Waiter {
   resolve: (verdict: RateVerdict) => void;
@@ -23,7 +43,7 @@ interface Batch {
 
 /**
  * The buckets' store: GCRA (`gcra.ts`) over a PostgreSQL row per bucket, applied by
- * `gcra_consume` (migration 0006) with the constants of `gcra.ts` as arguments. The row lock
+ * `CONSUME_SQL` with the constants of `gcra.ts` as arguments. The row lock
  * serialises replicas and the database clock is the only clock, so the budget is exact across
  * replicas. Within one replica, requests for a bucket that arrive while its statement is in
  * flight wait and then go together as one statement for k requests: under load one round trip

@@ -5,6 +5,7 @@ import { m0004GcraConsume } from './0004_gcra_consume.ts';
 import { m0005InputBounds } from './0005_input_bounds.ts';
 import { m0006GcraConsumeParameters } from './0006_gcra_consume_parameters.ts';
 import { m0007AuditRetention } from './0007_audit_retention.ts';
+import { m0008GcraConsumeStatement } from './0008_gcra_consume_statement.ts';
 
 /** Gateway migrations in order; append only. */
 export const migrations = [
@@ -15,4 +16,5 @@ export const migrations = [
   m0005InputBounds,
   m0006GcraConsumeParameters,
   m0007AuditRetention,
+  m0008GcraConsumeStatement,
 ];
