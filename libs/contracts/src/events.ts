@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import './formats.ts';
 import { DeletedRef } from './resources/common.ts';
 import { Contact } from './resources/contact.ts';
 import { Document, DocumentAttachment, DocumentUnlinked } from './resources/document.ts';
