@@ -3,9 +3,18 @@
 import { createHash } from 'node:crypto';
 import { AppError } from './errors.ts';
 
-/** The strong ETag of a representation (`"…"`). */
+/** Bun's one-shot SHA-256 (no hasher object per call); undefined on other runtimes. */
+const bunSha256 = (globalThis as { Bun?: { SHA256?: { hash(input: string, encoding: 'base64url'): string } } }).Bun?.SHA256;
+
+/** The strong ETag of a representation already serialised with `JSON.stringify` (`"…"`). */
+export function etagOfText(json: string): string {
+  const digest = bunSha256 ? bunSha256.hash(json, 'base64url') : createHash('sha256').update(json).digest('base64url');
+  return `"${digest.slice(0, 27)}"`;
+}
+
+/** The strong ETag of a representation (`"…"`): a digest of its JSON text. */
 export function etagOf(representation: unknown): string {
-  return `"${createHash('sha256').update(JSON.stringify(representation)).digest('base64url').slice(0, 27)}"`;
+  return etagOfText(JSON.stringify(representation));
 }
 
 function entityTags(header: string): string[] {

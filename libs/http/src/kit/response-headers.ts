@@ -1,7 +1,7 @@
 // Stage: what every response of a kind carries — a strong ETag on single resources (and 304 to
 // a GET whose If-None-Match holds it, contract §24), the Link header on list pages (§22).
 import { Elysia } from 'elysia';
-import { etagOf, matchesIfNoneMatch } from '../etag.ts';
+import { etagOf, etagOfText, matchesIfNoneMatch } from '../etag.ts';
 import { isListPage, linkHeader } from '../lists.ts';
 
 /** A single resource answer `{ data: {...} }` (not a list, not a deletion). */
@@ -10,18 +10,40 @@ function singleResource(body: unknown): body is { data: Record<string, unknown> 
   return typeof data === 'object' && data !== null && !Array.isArray(data);
 }
 
-/** The ETag/Link plugin. */
-export const responseHeaders = new Elysia({ name: 'crm-response-headers' }).onAfterHandle(
-  { as: 'global' },
-  ({ request, responseValue, set }) => {
+/** Whether `data` is the answer's only key: its JSON text is then `{"data":` + the data's text + `}`. */
+function onlyData(body: object): boolean {
+  let keys = 0;
+  for (const key in body) if (key !== 'data' || ++keys > 1) return false;
+  return keys === 1;
+}
+
+/** The content type Elysia gives a JSON answer (`Response.json`), kept byte for byte. */
+const JSON_CONTENT_TYPE = 'application/json;charset=utf-8';
+
+/**
+ * The ETag/Link plugin. A write's ETag is set in `afterHandle`, where the exactly-once stage
+ * records it with the answer. A GET of a single resource is answered in `mapResponse`, after
+ * the response schema was checked: the data is serialised ONCE, and that text is both hashed for
+ * the ETag and sent as the body.
+ */
+export const responseHeaders = new Elysia({ name: 'crm-response-headers' })
+  .onAfterHandle({ as: 'global' }, ({ request, responseValue, set }) => {
     if (singleResource(responseValue)) {
-      const etag = etagOf(responseValue.data);
-      set.headers.etag = etag;
-      if (request.method === 'GET' && matchesIfNoneMatch(request.headers.get('if-none-match'), etag))
-        return new Response(null, { status: 304, headers: { etag } });
+      if (request.method === 'GET') return;
+      set.headers.etag = etagOf(responseValue.data);
     } else if (isListPage(responseValue)) {
       const link = linkHeader(new URL(request.url), responseValue.pagination);
       if (link) set.headers.link = link;
     }
-  },
-);
+  })
+  .mapResponse({ as: 'global' }, ({ request, responseValue, set }) => {
+    if (request.method !== 'GET' || !singleResource(responseValue)) return;
+    const data = JSON.stringify(responseValue.data);
+    const etag = etagOfText(data);
+    if (matchesIfNoneMatch(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers: { etag } });
+    const body = onlyData(responseValue) ? `{"data":${data}}` : JSON.stringify(responseValue);
+    const headers: Record<string, string> = { 'content-type': JSON_CONTENT_TYPE, etag };
+    const extra = set.headers as Record<string, string>;
+    for (const name in extra) if (!(name in headers)) headers[name] = extra[name] as string;
+    return new Response(body, { status: typeof set.status === 'number' ? set.status : 200, headers });
+  });
