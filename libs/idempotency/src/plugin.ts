@@ -1,7 +1,7 @@
 import { requestContext } from '@crm/http';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
-import { type FingerprintBody, idempotencyKeyOf, requestFingerprint } from './fingerprint.ts';
+import { type FingerprintBody, IDEMPOTENT_METHODS, idempotencyKeyOf, requestFingerprint } from './fingerprint.ts';
 import { RequestWrite, replayAnswer } from './request-write.ts';
 
 /** The body as the kit parsed it: JSON, `null` for a route that reads its own (multipart) stream, or none. */
@@ -20,11 +20,14 @@ function pathAndQuery(url: string): string {
  * Exactly-once writes for a service (contract §21): every handler gets `write.db`, the database
  * to use; a POST/PUT/PATCH/DELETE that carries the gateway's Idempotency-Key runs in one
  * transaction that commits its answer with it, and a repeat of the key answers the recorded answer.
+ * A read (GET, HEAD, OPTIONS) can never start a keyed write: it shares one idle RequestWrite
+ * instead of allocating its own.
  */
 export function exactlyOnce(db: Kysely<any>) {
+  const reads = new RequestWrite(db);
   return new Elysia({ name: 'crm-exactly-once' })
     .use(requestContext)
-    .derive({ as: 'global' }, () => ({ write: new RequestWrite(db) }))
+    .derive({ as: 'global' }, ({ request }) => ({ write: IDEMPOTENT_METHODS.has(request.method) ? new RequestWrite(db) : reads }))
     .onBeforeHandle({ as: 'global' }, async ({ request, tenantId, body, write }) => {
       const key = idempotencyKeyOf(request);
       if (key === undefined || !tenantId) return;
@@ -43,5 +46,7 @@ export function exactlyOnce(db: Kysely<any>) {
       const headers = { 'content-type': 'application/json', ...(set.headers as Record<string, string | undefined>) };
       await write.finish(status, JSON.stringify(responseValue ?? null), headers);
     })
-    .onAfterResponse({ as: 'global' }, ({ write }) => write?.abandon());
+    .onAfterResponse({ as: 'global' }, ({ write }) => {
+      if (write?.open) void write.abandon();
+    });
 }
