@@ -41,7 +41,16 @@ export interface PreparedStatement<R> {
   readonly sql: string;
   /** The query to hand to `db.executeQuery`, built without any query building. */
   compile(parameters: readonly unknown[]): CompiledQuery<R>;
+  /**
+   * Runs it with these values: on the pool itself when `db` is a Kysely instance made by
+   * `createDb` (none of the query builder's connection and logging layers: the hot reads), else
+   * (a transaction) through `db`.
+   */
+  execute(db: Kysely<any>, parameters: readonly unknown[]): Promise<{ rows: R[] }>;
 }
+
+/** The pool behind each Kysely instance made by createDb. */
+const poolOf = new WeakMap<Kysely<any>, pg.Pool>();
 
 /**
  * Marks a constant SQL text as a named prepared statement: each connection of a pool made here
@@ -52,8 +61,20 @@ export interface PreparedStatement<R> {
  */
 export function preparedStatement<R>(text: string): PreparedStatement<R> {
   if (!preparedNames.has(text)) preparedNames.set(text, `crm_prepared_${preparedNames.size + 1}`);
+  const name = preparedNames.get(text) as string;
   const query = RawNode.createWithSql(text);
-  return { sql: text, compile: (parameters) => ({ sql: text, query, parameters, queryId: createQueryId() }) };
+  const compile = (parameters: readonly unknown[]): CompiledQuery<R> => ({ sql: text, query, parameters, queryId: createQueryId() });
+  return {
+    sql: text,
+    compile,
+    async execute(db, parameters) {
+      const pool = poolOf.get(db);
+      if (!pool) return db.executeQuery(compile(parameters));
+      statements += 1;
+      const { rows } = await pool.query({ name, text, values: parameters as unknown[] });
+      return { rows };
+    },
+  };
 }
 
 /** pg's client, sending the texts marked by preparedStatement() as named statements. */
@@ -89,6 +110,7 @@ export function createDb<DB>(options: DbOptions): { db: Kysely<DB>; pool: pg.Poo
       if (event.level === 'query') statements += 1;
     },
   });
+  poolOf.set(db, pool);
   return { db, pool };
 }
 

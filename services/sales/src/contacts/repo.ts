@@ -143,7 +143,7 @@ export async function findContactByIdentifier(db: Db, tenantId: string, identifi
         .where('contacts.id', '=', sql.raw<number>(IDENTIFIED_CONTACT_ID)),
     ),
   );
-  const { rows } = await db.executeQuery(byIdentifier.compile(identifierParameters(tenantId, identifier)));
+  const { rows } = await byIdentifier.execute(db, identifierParameters(tenantId, identifier));
   return rows[0];
 }
 
