@@ -1,4 +1,4 @@
-import { requestContext } from '@crm/http';
+import { requestContext, scopeOf } from '@crm/http';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import { type FingerprintBody, IDEMPOTENT_METHODS, idempotencyKeyOf, requestFingerprint } from './fingerprint.ts';
@@ -21,13 +21,22 @@ function pathAndQuery(url: string): string {
  * to use; a POST/PUT/PATCH/DELETE that carries the gateway's Idempotency-Key runs in one
  * transaction that commits its answer with it, and a repeat of the key answers the recorded answer.
  * A read (GET, HEAD, OPTIONS) can never start a keyed write: it shares one idle RequestWrite
- * instead of allocating its own.
+ * instead of allocating its own. Served through the kit's handler (`createServiceKit`), which
+ * rolls back a keyed write left open once the answer is made.
  */
 export function exactlyOnce(db: Kysely<any>) {
   const reads = new RequestWrite(db);
   return new Elysia({ name: 'crm-exactly-once' })
     .use(requestContext)
-    .derive({ as: 'global' }, ({ request }) => ({ write: IDEMPOTENT_METHODS.has(request.method) ? new RequestWrite(db) : reads }))
+    .derive({ as: 'global' }, ({ request }) => {
+      if (!IDEMPOTENT_METHODS.has(request.method)) return { write: reads };
+      const write = new RequestWrite(db);
+      // A keyed write the answer left open (an error, an early answer) is rolled back once the
+      // kit has the answer (it runs the scope's afterResponse).
+      const scope = scopeOf(request);
+      if (scope) scope.afterResponse = () => void write.abandon();
+      return { write };
+    })
     .onBeforeHandle({ as: 'global' }, async ({ request, tenantId, body, write }) => {
       const key = idempotencyKeyOf(request);
       if (key === undefined || !tenantId) return;
@@ -45,8 +54,5 @@ export function exactlyOnce(db: Kysely<any>) {
       const status = typeof set.status === 'number' ? set.status : 200;
       const headers = { 'content-type': 'application/json', ...(set.headers as Record<string, string | undefined>) };
       await write.finish(status, JSON.stringify(responseValue ?? null), headers);
-    })
-    .onAfterResponse({ as: 'global' }, ({ write }) => {
-      if (write?.open) void write.abandon();
     });
 }

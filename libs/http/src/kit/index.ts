@@ -80,7 +80,12 @@ export function createServiceKit(options: ServiceKitOptions) {
 
     return async (request: Request): Promise<Response> => {
       const scope = openScope(request);
-      const response = await respond(request, scope);
+      let response: Response;
+      try {
+        response = await respond(request, scope);
+      } finally {
+        scope.afterResponse?.();
+      }
       response.headers.set(headers.requestId, scope.requestId);
       record(request, scope, response.status);
       return response;

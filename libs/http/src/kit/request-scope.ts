@@ -30,6 +30,12 @@ export interface RequestScope {
   /** The tenant, when the process itself authenticated the request (the gateway); else the gateway's header names it. */
   tenantId?: string;
   started: number;
+  /**
+   * Work the kit runs once the answer is made, whatever it is (an error included), e.g. rolling
+   * back a keyed write left open. Set only by requests that need it: an Elysia `afterResponse`
+   * hook would schedule a callback for every request of every route.
+   */
+  afterResponse?: () => void;
 }
 
 const scopes = new WeakMap<Request, RequestScope>();
