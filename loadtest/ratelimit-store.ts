@@ -5,15 +5,18 @@
 // 1. Rate limit: the grant as the limiter sends it (`CONSUME_SQL`, one `insert … on conflict do
 //    update … returning`, named prepared statement) vs the PL/pgSQL function of migration 0006
 //    (three statements inside a function: the store before migration 0008) vs `gcra_consume` of
-//    migration 0008 (the same single statement inside a PL/pgSQL function, what 1.1.0 replicas
-//    call). Each on 1 bucket (one hot tenant) and 100 buckets, `--concurrency` workers.
+//    migration 0008 (the same statement inside a PL/pgSQL function, what 1.1.0 replicas call);
+//    and two references: a statement that only selects its parameters (the per-statement floor:
+//    protocol, parse/bind/execute) and a plain update of the row (the floor of any grant that
+//    writes the row). Each on 1 bucket (one
+//    hot tenant) and 100 buckets, `--concurrency` workers, cases interleaved over `--rounds`.
 // 2. Audit: `insertAuditEntries` (audit/repo.ts) in batches of `--audit-batch` typical rows on the
 //    real audit table, then the same with index variants, to see what each index costs per row.
 // 3. With `--kv`: the former comparison of stores (issue 5), the single-statement upsert in
 //    PostgreSQL (logged and UNLOGGED) vs NATS JetStream KV (get + compare-and-set, retried).
 //
-// Usage: bun loadtest/ratelimit-store.ts [--requests 20000] [--concurrency 16] [--audit-rows 50000]
-//          [--audit-batch 1300] [--kv]
+// Usage: bun loadtest/ratelimit-store.ts [--requests 20000] [--concurrency 16] [--rounds 3]
+//          [--audit-rows 50000] [--audit-batch 1300] [--kv]
 // Sends traffic only to the local PostgreSQL (and NATS with --kv); bounded by the counts; works in
 // a database of its own, dropped at the end.
 import { readFileSync } from 'node:fs';
@@ -35,6 +38,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     'audit-rows': { type: 'string', default: '50000' },
     'audit-batch': { type: 'string', default: '1300' },
+    rounds: { type: 'string', default: '3' },
     kv: { type: 'boolean', default: false },
   },
 });
@@ -42,6 +46,7 @@ const REQUESTS = Math.min(Number(values.requests), 200_000);
 const CONCURRENCY = Math.min(Number(values.concurrency), 64);
 const AUDIT_ROWS = Math.min(Number(values['audit-rows']), 500_000);
 const AUDIT_BATCH = Math.min(Number(values['audit-batch']), 10_000);
+const ROUNDS = Math.min(Number(values.rounds), 9);
 const LIMIT = 1_000_000; // never refuse: we measure the cost of the bookkeeping
 const INTERVAL = PERIOD_MS / LIMIT;
 
@@ -90,12 +95,20 @@ async function openPool(size: number, options = '-c search_path=gateway,public')
   await pool.end().catch(() => {});
 }
 
-function quantile(sorted: number[], q: number): string {
-  return (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number).toFixed(2);
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
 }
 
-/** `REQUESTS` calls by `CONCURRENCY` workers; prints throughput, latency and backend CPU per call. */
-async function measureGrant(name: string, text: string, buckets: number): Promise<void> {
+interface GrantFigures {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  /** PostgreSQL backend CPU per call, µs. */
+  cpuUs: number;
+}
+
+/** `REQUESTS` calls by `CONCURRENCY` workers: throughput, latency and backend CPU per call. */
+async function measureGrant(text: string, buckets: number): Promise<GrantFigures> {
   const { pool, cpu } = await openPool(CONCURRENCY);
   const statementName = `bench_${Math.random().toString(36).slice(2)}`;
   const latencies: number[] = [];
@@ -107,7 +120,12 @@ async function measureGrant(name: string, text: string, buckets: number): Promis
       while (next < REQUESTS) {
         const i = next++;
         const t0 = performance.now();
-        await pool.query({ name: statementName, text, values: [`tenant-${i % buckets}:read`, 1, INTERVAL, PERIOD_MS, SLACK_MS] });
+        const { rowCount } = await pool.query({
+          name: statementName,
+          text,
+          values: [`tenant-${i % buckets}:read`, 1, INTERVAL, PERIOD_MS, SLACK_MS],
+        });
+        if (rowCount !== 1) throw new Error(`${text.slice(0, 40)}…: ${rowCount} rows`);
         latencies.push(performance.now() - t0);
       }
     }),
@@ -116,19 +134,44 @@ async function measureGrant(name: string, text: string, buckets: number): Promis
   const cpuUs = (cpu() - cpuBefore) / 1000 / REQUESTS;
   await pool.end();
   latencies.sort((a, b) => a - b);
-  console.log(
-    `${name.padEnd(52)} ${String(buckets).padStart(3)}  ${String(Math.round(REQUESTS / seconds)).padStart(6)}/s  p50 ${quantile(latencies, 0.5).padStart(6)} ms  p99 ${quantile(latencies, 0.99).padStart(6)} ms  postgres ${cpuUs.toFixed(1).padStart(6)} µs/call`,
-  );
+  return { perSecond: REQUESTS / seconds, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), cpuUs };
 }
 
 const args = '$1::text, $2::integer, $3::float8, $4::float8, $5::float8';
-console.log(`# Rate limit: ${REQUESTS} grants per case, ${CONCURRENCY} workers, backend CPU per grant`);
-console.log(`${'grant'.padEnd(52)} buckets   calls     latency                      PostgreSQL CPU`);
+const GRANTS = [
+  { name: "select of the 5 parameters (any statement's floor)", text: `select ${args}` },
+  { name: 'PL/pgSQL function of 0006 (before)', text: `select * from gcra_consume_0006(${args})` },
+  { name: 'CONSUME_SQL: one insert … on conflict do update (after)', text: CONSUME_SQL },
+  {
+    name: 'a plain update of the row (tat_ms + interval)',
+    text: 'update rate_limits set tat_ms = tat_ms + $3::float8 where bucket = $1::text and $2::integer > 0 and $4::float8 + $5::float8 > 0',
+  },
+  { name: 'gcra_consume of 0008 (1.1.0 replicas)', text: `select * from gcra_consume(${args})` },
+];
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+console.log(
+  `# Rate limit: ${REQUESTS} grants per case and round, ${CONCURRENCY} workers, ${ROUNDS} rounds (cases interleaved), medians; the bucket rows exist`,
+);
+console.log(`${'grant'.padEnd(56)} buckets   calls/s   p50 ms   p99 ms  PostgreSQL CPU µs/call (min–max)`);
 for (const buckets of [1, 100]) {
-  await measureGrant('select 1 (the floor of any statement)', 'select $1::text, $2::integer, $3::float8, $4::float8, $5::float8', buckets);
-  await measureGrant('PL/pgSQL function of 0006 (before)', `select * from gcra_consume_0006(${args})`, buckets);
-  await measureGrant('single statement CONSUME_SQL (after)', CONSUME_SQL, buckets);
-  await measureGrant('gcra_consume of 0008 (1.1.0 replicas)', `select * from gcra_consume(${args})`, buckets);
+  const figures = new Map<string, GrantFigures[]>();
+  // Every bucket row exists first: CONSUME_SQL updates only.
+  await measureGrant(CONSUME_SQL, buckets);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const grant of GRANTS) figures.set(grant.name, [...(figures.get(grant.name) ?? []), await measureGrant(grant.text, buckets)]);
+  }
+  for (const [name, runs] of figures) {
+    const cpus = runs.map((r) => r.cpuUs);
+    console.log(
+      `${name.padEnd(56)} ${String(buckets).padStart(3)}  ${String(Math.round(median(runs.map((r) => r.perSecond)))).padStart(8)}  ${median(
+        runs.map((r) => r.p50),
+      )
+        .toFixed(2)
+        .padStart(7)}  ${median(runs.map((r) => r.p99))
+        .toFixed(2)
+        .padStart(7)}  ${median(cpus).toFixed(1).padStart(6)} (${Math.min(...cpus).toFixed(1)}–${Math.max(...cpus).toFixed(1)})`,
+    );
+  }
 }
 
 // --- Audit rows ---
@@ -257,7 +300,7 @@ async function compareStores(): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     latencies.sort((a, b) => a - b);
     console.log(
-      `${name.padEnd(40)} ${String(Math.round(REQUESTS / seconds)).padStart(6)} ops/s  p50 ${quantile(latencies, 0.5)} ms  p99 ${quantile(latencies, 0.99)} ms  CAS retries ${conflicts}`,
+      `${name.padEnd(40)} ${String(Math.round(REQUESTS / seconds)).padStart(6)} ops/s  p50 ${quantile(latencies, 0.5).toFixed(2)} ms  p99 ${quantile(latencies, 0.99).toFixed(2)} ms  CAS retries ${conflicts}`,
     );
   }
 

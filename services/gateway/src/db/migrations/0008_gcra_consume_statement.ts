@@ -16,8 +16,9 @@ import { sql } from 'kysely';
  * `gcra_consume(text, integer, float8, float8, float8)` (migration 0006) keeps its name,
  * arguments and result columns and now runs the same single statement (PL/pgSQL still: it keeps
  * the statement's plan for the session, where a `language sql` function plans it on every call,
- * measured at twice the cost of the old function in loadtest/ratelimit-store.ts). A rolling update from 1.1.0: the first replica of this release applies the
- * migration (the `alter table` holds the bucket table for the few milliseconds of the migration's
+ * measured at twice the cost of the old function in loadtest/ratelimit-store.ts).
+ *
+ * A rolling update from 1.1.0: the first replica of this release applies the migration (the `alter table` holds the bucket table for the few milliseconds of the migration's
  * transaction; limiter calls of every replica wait that long); replicas still on 1.1.0 keep
  * calling `gcra_consume` and get the same grants from the same row lock as the new replicas'
  * statement, so the budgets stay exact across the mix. The four-argument `gcra_consume` of
