@@ -31,37 +31,58 @@ interface OutboxRow {
   created_at: Date;
 }
 
+/** The longest wait between two attempts while NATS or PostgreSQL fails (the back-off doubles up to it). */
+export const RELAY_MAX_BACKOFF_MS = 1000;
+
 /**
  * Publishes pending outbox rows to JetStream with Nats-Msg-Id = event id, then marks them
  * published. Order is best-effort, as the contract promises (§16), not commit order: a batch
  * takes the pending rows in `seq` order (the order their inserts ran, which is not the order
  * their transactions committed: a row with a lower seq may commit, and so be published, after
- * one with a higher seq) and publishes the batch's rows concurrently; several replicas take
- * disjoint batches through SKIP LOCKED; a batch that failed is published again after later ones.
- * Woken by LISTEN/NOTIFY, with a polling fallback; while NATS or PostgreSQL is down the rows
- * stay pending and are retried with backoff, and the LISTEN connection is opened again, so the
- * relay resumes by itself when they are back. A crash after publishing and before marking is
- * absorbed by the stream's duplicate window.
+ * one with a higher seq) and publishes the batch's rows concurrently (their acks awaited
+ * together); several replicas take disjoint batches through SKIP LOCKED; a batch that failed is
+ * published again after later ones.
+ *
+ * Woken by LISTEN/NOTIFY, with a polling fallback: a notification that arrives while a batch is
+ * being published starts the next batch right after it (never left to the poll). Batches run on
+ * the LISTEN connection itself (no wait for a pool connection behind the service's requests;
+ * two round trips to PostgreSQL per batch: `begin; select … for update skip locked`, then
+ * `update …; commit`), on a pool connection while that connection is being opened again.
+ * While NATS or PostgreSQL is down the rows stay pending and are retried with a back-off of at
+ * most RELAY_MAX_BACKOFF_MS (so publishing resumes within about a second once a new stream
+ * leader exists), and at once when the NATS client reconnects; the LISTEN connection is opened
+ * again, so the relay resumes by itself. A crash after publishing and before marking is absorbed
+ * by the stream's duplicate window.
  */
 export function startOutboxRelay(options: RelayOptions) {
   const { pool, schema, nc, stream, subjectPrefix, logger, pollMs = 1000, batchSize = 200, replicas } = options;
   let stopped = false;
+  /** Set by every wake-up (NOTIFY, reconnect, stop); cleared when a batch starts. */
+  let wanted = false;
   let wake: (() => void) | undefined;
+  /** While set, only a NATS reconnect or stop ends the pause (a NOTIFY per write would retry at once while NATS is down). */
+  let backingOff = false;
+  const signal = (force = false) => {
+    wanted = true;
+    if (force || !backingOff) wake?.();
+  };
   let listener: pg.Client | undefined;
   let streamReady = false;
+  const limit = Math.max(1, Math.floor(batchSize));
 
   async function drainOnce(): Promise<number> {
     if (!streamReady) {
       await ensureStream(nc, stream, subjectPrefix, { replicas, logger });
       streamReady = true;
     }
-    const client = await pool.connect();
+    const own = listener;
+    const client = own ?? (await pool.connect());
     try {
-      await client.query('begin');
-      const { rows } = await client.query<OutboxRow>(
-        'select seq, id, tenant_id, type, payload, created_at from outbox where published_at is null order by seq limit $1 for update skip locked',
-        [batchSize],
-      );
+      // One round trip: a simple-protocol query may hold several statements (the limit is an integer literal).
+      const results = (await client.query(
+        `begin; select seq, id, tenant_id, type, payload, created_at from outbox where published_at is null order by seq limit ${limit} for update skip locked`,
+      )) as unknown as pg.QueryResult<OutboxRow>[];
+      const rows = results[1]?.rows ?? [];
       if (rows.length > 0) {
         const js = nc.jetstream();
         await Promise.all(
@@ -79,9 +100,13 @@ export function startOutboxRelay(options: RelayOptions) {
             ),
           ),
         );
-        await client.query('update outbox set published_at = now() where seq = any($1::bigint[])', [rows.map((r) => r.seq)]);
+        // seq is a bigint read as text by pg: digits only, checked before it is put in the statement.
+        const seqs = rows.map((r) => String(r.seq));
+        if (!seqs.every((seq) => /^\d+$/.test(seq))) throw new Error('outbox seq is not an integer');
+        await client.query(`update outbox set published_at = now() where seq = any('{${seqs.join(',')}}'::bigint[]); commit`);
+      } else {
+        await client.query('commit');
       }
-      await client.query('commit');
       return rows.length;
     } catch (error) {
       // Check the stream again before the next attempt (it may have been deleted or lost).
@@ -89,7 +114,7 @@ export function startOutboxRelay(options: RelayOptions) {
       await client.query('rollback').catch(() => {});
       throw error;
     } finally {
-      client.release();
+      if (!own) (client as pg.PoolClient).release();
     }
   }
 
@@ -104,44 +129,62 @@ export function startOutboxRelay(options: RelayOptions) {
       });
       try {
         await client.connect();
-        client.on('notification', () => wake?.());
+        client.on('notification', () => signal());
         await client.query(`listen "crm_outbox_${schema}"`);
         listener = client;
         // Rows committed while we were not listening are picked up now rather than at the next poll.
-        wake?.();
+        signal();
         await lost;
         if (!stopped) logger.warn('outbox LISTEN connection lost; reconnecting (polling meanwhile)', { schema });
       } catch {
         // Database unavailable; the polling fallback keeps the relay going.
       }
-      listener = undefined;
+      if (listener === client) listener = undefined;
       await client.end().catch(() => {});
       if (!stopped) await sleep(1000);
     }
   }
 
+  /** Waits up to `ms`, or less when woken; returns at once when a wake-up came since the last batch started. */
+  async function pause(ms: number): Promise<void> {
+    if (wanted && !backingOff) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wake = undefined;
+  }
+
+  // A reconnected NATS client (a server back, or another node of the cluster) ends a back-off at once.
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (stopped) break;
+      if (status.type === 'reconnect') signal(true);
+    }
+  })().catch(() => {});
+
   async function loop() {
     let backoff = 0;
     while (!stopped) {
+      wanted = false;
       try {
         const published = await drainOnce();
         backoff = 0;
-        if (published === batchSize) continue;
+        if (published === limit) continue;
         if (published > 0) logger.debug('outbox published', { count: published });
       } catch (error) {
-        backoff = Math.min(Math.max(backoff * 2, 250), 5000);
+        backoff = Math.min(Math.max(backoff * 2, 100), RELAY_MAX_BACKOFF_MS);
         logger.warn('outbox relay retrying', { error: error instanceof Error ? error.message : String(error), retry_ms: backoff });
-        await sleep(backoff);
+        wanted = false;
+        backingOff = true;
+        await pause(backoff);
+        backingOff = false;
         continue;
       }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = undefined;
+      await pause(pollMs);
     }
   }
 
@@ -152,7 +195,7 @@ export function startOutboxRelay(options: RelayOptions) {
     /** Stops the relay after one last drain, so committed events are not left behind on shutdown. */
     async stop(): Promise<void> {
       stopped = true;
-      wake?.();
+      signal(true);
       await running;
       await drainOnce().catch((error) => logger.warn('final outbox drain failed', { error: String(error) }));
       await listener?.end().catch(() => {});
