@@ -66,3 +66,70 @@ test('acks handled events, redelivers after a TransientError, terminates poison 
   expect(info.num_ack_pending).toBe(0);
   expect(info.num_pending).toBe(0);
 });
+
+test('batch mode: events received while a batch is handled form the next batch, acked after it; a failing batch falls back to one by one', async () => {
+  const js = nc.jetstream();
+  const durable = `batch-${id}`;
+  const batches: number[][] = [];
+  const single: number[] = [];
+  let calls = 0;
+  let gate: Promise<void> | undefined;
+  let open: () => void = () => {};
+  const close = () => {
+    gate = new Promise<void>((r) => {
+      open = r;
+    });
+  };
+  const consumer = startConsumer({
+    nc,
+    stream,
+    subjectPrefix: prefix,
+    durable,
+    filter: 'batch.>',
+    logger: quiet,
+    concurrency: 1,
+    async handleBatch(items) {
+      calls++;
+      const ns = items.map((i) => (i.event.data as { n: number }).n);
+      await gate;
+      if (ns.includes(13)) throw new Error('one of these cannot be stored together');
+      batches.push(ns);
+    },
+    async handle(event) {
+      const n = (event.data as { n: number }).n;
+      if (n === 13) throw new PoisonMessageError('never');
+      single.push(n);
+    },
+  });
+  const publish = (n: number) => js.publish(`${prefix}.batch.created`, new TextEncoder().encode(JSON.stringify(envelope(n))));
+  const info = async () => (await nc.jetstreamManager()).consumers.info(stream, durable);
+
+  // Event 100 is being handled (held); 101–105 arrive meanwhile and go together once it is done.
+  close();
+  await publish(100);
+  await until(() => calls === 1);
+  for (let n = 101; n <= 105; n++) await publish(n);
+  await new Promise((r) => setTimeout(r, 300));
+  expect((await info()).num_ack_pending).toBe(6); // nothing acked before its batch is done
+  open();
+  await until(() => batches.length === 2);
+  expect(batches).toEqual([[100], [101, 102, 103, 104, 105]]);
+
+  // A batch holding an event that fails: its other events are handled one by one, the poison one terminated.
+  close();
+  await publish(200);
+  await until(() => calls === 3);
+  for (const n of [201, 13, 202]) await publish(n);
+  await new Promise((r) => setTimeout(r, 300));
+  open();
+  await until(() => single.length === 2);
+  await new Promise((r) => setTimeout(r, 300)); // a terminated message would be redelivered by now if it were nak'ed
+  await consumer.stop();
+
+  expect(batches).toEqual([[100], [101, 102, 103, 104, 105], [200]]);
+  expect(calls).toBe(4);
+  expect(single).toEqual([201, 202]);
+  const after = await info();
+  expect(after.num_ack_pending).toBe(0);
+  expect(after.num_pending).toBe(0);
+});

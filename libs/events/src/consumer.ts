@@ -47,6 +47,23 @@ export interface ConsumerOptions {
   concurrency?: number;
   /** Replicas of the stream when this consumer has to create it; default: what the process configured at boot. */
   replicas?: number;
+  /**
+   * Handles several events at once (one transaction), then they are all acked. Messages are
+   * grouped without waiting: a batch takes every message received and not yet handled (up to
+   * `maxBatch`), and up to `concurrency` batches run at the same time. When it throws, the
+   * batch's events go through `handle` one by one (which decides ack, nak or term for each), so
+   * one bad event never holds back the others.
+   */
+  handleBatch?: (items: ConsumedEvent[]) => Promise<void>;
+  /** The most events in one batch (default 64, the size of a pull). */
+  maxBatch?: number;
+}
+
+/** An event with its stream position, as given to `handleBatch`. */
+export interface ConsumedEvent {
+  event: EventEnvelope;
+  seq: number;
+  subject: string;
 }
 
 /** The configuration of a durable pull consumer with explicit acks, from the first message of the stream. */
@@ -134,15 +151,45 @@ export async function ensureConsumer(
 const codec = JSONCodec<EventEnvelope>();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** How many messages a pull asks for (and the default batch limit). */
+const PULL_SIZE = 64;
+
 /**
  * Runs a durable JetStream consumer with explicit ack: ack on success, nak with delay on
  * transient errors, term on poison messages; the consume loop restarts after any failure
- * (NATS restart, consumer deleted).
+ * (NATS restart, consumer deleted). With `handleBatch`, the messages received while earlier
+ * ones are being handled are handled together, and acked only after their batch is done.
  */
 export function startConsumer(options: ConsumerOptions) {
   const { nc, stream, subjectPrefix, durable, filter = '>', handle, logger, maxDeliveries = 20, concurrency = 1 } = options;
+  const { handleBatch } = options;
+  const maxBatch = Math.max(1, options.maxBatch ?? PULL_SIZE);
   let stopped = false;
   let messages: any;
+
+  async function processBatch(batch: JsMsg[]) {
+    if (!handleBatch) return;
+    const items: ConsumedEvent[] = [];
+    const decoded: JsMsg[] = [];
+    for (const m of batch) {
+      try {
+        items.push({ event: codec.decode(m.data), seq: m.seq, subject: m.subject });
+        decoded.push(m);
+      } catch {
+        // Not JSON: processMessage terminates it.
+        await processMessage(m);
+      }
+    }
+    if (items.length === 0) return;
+    try {
+      await handleBatch(items);
+    } catch (error) {
+      logger.debug('event batch failed; handling its events one by one', { count: items.length, error: String(error) });
+      for (const m of decoded) await processMessage(m);
+      return;
+    }
+    for (const m of decoded) m.ack();
+  }
 
   async function processMessage(m: JsMsg) {
     let event: EventEnvelope;
@@ -179,16 +226,38 @@ export function startConsumer(options: ConsumerOptions) {
         // Pull requests expire after 5 s (heartbeats every 2.5 s) instead of the client's 30 s: when
         // the consumer's leader moves to another node of a cluster, a lost pull is noticed and
         // re-issued within ~5 s rather than ~30 s.
-        messages = await consumer.consume({ max_messages: 64, expires: 5000 });
+        messages = await consumer.consume({ max_messages: PULL_SIZE, expires: 5000 });
         backoff = 500;
         const inFlight = new Set<Promise<void>>();
+        // Batch mode: messages waiting for a free batch slot.
+        const waiting: JsMsg[] = [];
+        const startBatches = () => {
+          while (waiting.length > 0 && inFlight.size < concurrency) {
+            const batch = waiting.splice(0, maxBatch);
+            const failed = (error: unknown) => logger.warn('event batch not settled', { count: batch.length, error: String(error) });
+            const done: Promise<void> = processBatch(batch)
+              .catch(failed)
+              .finally(() => {
+                inFlight.delete(done);
+                startBatches();
+              });
+            inFlight.add(done);
+          }
+        };
         for await (const m of messages) {
-          const done: Promise<void> = processMessage(m).finally(() => inFlight.delete(done));
-          inFlight.add(done);
-          if (inFlight.size >= concurrency) await Promise.race(inFlight);
+          if (handleBatch) {
+            waiting.push(m);
+            startBatches();
+            while (waiting.length >= maxBatch && inFlight.size > 0) await Promise.race(inFlight);
+          } else {
+            const done: Promise<void> = processMessage(m).finally(() => inFlight.delete(done));
+            inFlight.add(done);
+            if (inFlight.size >= concurrency) await Promise.race(inFlight);
+          }
           if (stopped) break;
         }
-        await Promise.all(inFlight);
+        // Messages already received are handled (and acked) before stopping or restarting.
+        while (inFlight.size > 0) await Promise.all(inFlight);
       } catch (error) {
         if (stopped) break;
         logger.warn('consumer restarting', { durable, error: error instanceof Error ? error.message : String(error) });

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
 import type { WebhooksDatabase } from '../db/database.ts';
 import { isStorableText, storableJson } from '../db/storable.ts';
-import { storeEventWithTasks } from './event-store.ts';
+import { type StorableEvent, storeEventsWithTasks, storeEventWithTasks } from './event-store.ts';
 
 export interface EventIngestOptions {
   db: Kysely<WebhooksDatabase>;
@@ -13,7 +13,10 @@ export interface EventIngestOptions {
   stream: string;
   subjectPrefix: string;
   logger: Logger;
-  /** Events stored at the same time (their transactions share commits); delivery order is best-effort anyway. */
+  /**
+   * Batches stored at the same time, at most 2 (each batch is one statement on one pool connection;
+   * more would only queue for the pool); delivery order is best-effort anyway.
+   */
   concurrency: number;
   /** Called after a commit that queued tasks, so the local worker starts at once. */
   onQueued: () => void;
@@ -71,34 +74,52 @@ const PERMANENT = (code: unknown) => typeof code === 'string' && (/^(22|54)/.tes
  */
 export function startEventIngest(options: EventIngestOptions) {
   const { db, logger, onQueued } = options;
+
+  /**
+   * The event as stored, or a PoisonMessageError saying why it can never be stored. In a batch
+   * (`inBatch`), a payload that needs repair throws instead: the batch falls back to `handle`,
+   * which logs the repair once.
+   */
+  function prepare(event: EventEnvelope, seq: number, inBatch: boolean): StorableEvent {
+    const problem = envelopeProblem(event);
+    if (problem) throw new PoisonMessageError(problem);
+    let storable: ReturnType<typeof storableJson>;
+    try {
+      storable = storableJson(event.data ?? null);
+    } catch (error) {
+      throw new PoisonMessageError(`event payload cannot be read: ${String(error)}`);
+    }
+    const data = storable.value;
+    if (storable.repaired) {
+      if (inBatch) throw new Error('a payload needs repair');
+      logger.warn('event payload held text PostgreSQL cannot store (U+0000 or an unpaired surrogate); stored with U+FFFD', {
+        event_id: event.id,
+        type: event.type,
+      });
+    }
+    const nonConforming = payloadProblem(event.type, data);
+    if (nonConforming) throw new PoisonMessageError(nonConforming);
+    return { ...event, occurred_at: new Date(event.occurred_at).toISOString(), data, seq };
+  }
+
   return startConsumer({
     nc: options.nc,
     stream: options.stream,
     subjectPrefix: options.subjectPrefix,
     durable: INGEST_DURABLE,
     logger,
-    concurrency: options.concurrency,
+    concurrency: Math.min(options.concurrency, 2),
+    // Every event received while the previous batch was being stored goes into ONE statement (one
+    // commit), acked after it; a batch with an event that cannot be stored as it is (poison, a
+    // repaired payload, a stream sequence taken) is handled one event at a time by `handle`.
+    async handleBatch(items) {
+      const events = items.map(({ event, seq }) => prepare(event, seq, true));
+      if ((await storeEventsWithTasks(db, events)) > 0) onQueued();
+    },
     async handle(event: EventEnvelope, message) {
-      const problem = envelopeProblem(event);
-      if (problem) throw new PoisonMessageError(problem);
-      let data: unknown;
-      try {
-        const storable = storableJson(event.data ?? null);
-        data = storable.value;
-        if (storable.repaired) {
-          logger.warn('event payload held text PostgreSQL cannot store (U+0000 or an unpaired surrogate); stored with U+FFFD', {
-            event_id: event.id,
-            type: event.type,
-          });
-        }
-      } catch (error) {
-        throw new PoisonMessageError(`event payload cannot be read: ${String(error)}`);
-      }
-      const nonConforming = payloadProblem(event.type, data);
-      if (nonConforming) throw new PoisonMessageError(nonConforming);
+      const envelope = prepare(event, message.seq, false);
       let queued: number;
       try {
-        const envelope = { ...event, occurred_at: new Date(event.occurred_at).toISOString(), data };
         queued = await storeEventWithTasks(db, envelope, message.seq);
       } catch (error) {
         if (PERMANENT((error as { code?: unknown }).code)) throw new PoisonMessageError(`event cannot be stored: ${String(error)}`);

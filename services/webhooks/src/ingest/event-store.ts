@@ -23,6 +23,41 @@ export async function storeEventWithTasks(db: Db, event: EventEnvelope, seq: num
   }
 }
 
+/** An event ready to store: its envelope (payload storable, `occurred_at` normalised) and its stream sequence. */
+export type StorableEvent = EventEnvelope & { seq: number };
+
+/**
+ * Stores several events at once, in ONE statement (one round trip, one commit), with their
+ * delivery tasks, exactly as `storeEventWithTasks` does for each: an event seen before is skipped
+ * (its tasks were committed with it). Tasks are queued in stream order. Returns how many tasks
+ * were queued. Throws when any event cannot be stored as it is (e.g. its stream sequence is
+ * taken): nothing is stored then, and the caller stores the events one by one.
+ */
+export async function storeEventsWithTasks(db: Db, events: StorableEvent[]): Promise<number> {
+  if (events.length === 0) return 0;
+  if (events.length === 1) {
+    const [event] = events as [StorableEvent];
+    return insertEventWithTasks(db, event, event.seq);
+  }
+  const { rows } = await sql<{ id: number }>`
+    with stored as (
+      insert into events (id, tenant_id, type, data, occurred_at, seq)
+      select * from unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.tenant_id)}::text[], ${events.map((e) => e.type)}::text[],
+        ${events.map((e) => JSON.stringify(e.data ?? null))}::jsonb[], ${events.map((e) => e.occurred_at)}::timestamptz[],
+        ${events.map((e) => e.seq)}::bigint[]) as i(id, tenant_id, type, data, occurred_at, seq)
+      order by seq
+      on conflict (id) do nothing
+      returning id, tenant_id, type, seq
+    )
+    insert into delivery_tasks (tenant_id, event_id, endpoint_id)
+    select s.tenant_id, s.id, e.id from stored s
+    join endpoints e on e.tenant_id = s.tenant_id and e.enabled and (s.type = any(e.events) or '*' = any(e.events))
+    order by s.seq, e.id
+    on conflict (event_id, endpoint_id) do nothing
+    returning id`.execute(db);
+  return rows.length;
+}
+
 const isSeqTaken = (error: unknown) =>
   (error as { code?: unknown }).code === '23505' && (error as { constraint?: unknown }).constraint === 'events_seq';
 
