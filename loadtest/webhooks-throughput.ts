@@ -106,6 +106,40 @@ async function measure(receiver: Receiver, label: string, count: number, window:
   };
 }
 
+/**
+ * Where the time of each delivered event went, from the timestamps the pipeline stores (own stack
+ * only): commit→relay (outbox created_at → published_at, the relay's transaction start), relay→stored
+ * (→ events.received_at: the ingest statement's start) and stored→received (worker wake-up, claim
+ * and signed POST, to the receiver's clock; same machine). p50/p95/max per stage, in ms.
+ */
+async function stageBreakdown(stack: Stack, receiver: Receiver, label: string) {
+  const hits = receiver.received.filter((r) => String(r.body.data?.name ?? '').startsWith(`${label} `));
+  const receivedAt = new Map(hits.map((h) => [h.body.id, h.receivedAt]));
+  const { rows } = await stack.sql<{ id: string; created: number; published: number; stored: number }>(
+    `select o.id, extract(epoch from o.created_at) * 1000 as created, extract(epoch from o.published_at) * 1000 as published,
+       extract(epoch from ev.received_at) * 1000 as stored
+     from sales.outbox o join webhooks.events ev on ev.id = o.id
+     where o.id = any($1::text[])`,
+    [[...receivedAt.keys()]],
+  );
+  const stages: Record<string, number[]> = { commit_to_relay: [], relay_to_stored: [], stored_to_received: [] };
+  for (const r of rows) {
+    const received = receivedAt.get(r.id) as number;
+    stages.commit_to_relay?.push(Number(r.published) - Number(r.created));
+    stages.relay_to_stored?.push(Number(r.stored) - Number(r.published));
+    stages.stored_to_received?.push(received - Number(r.stored));
+  }
+  return Object.fromEntries(
+    Object.entries(stages).map(([name, values]) => {
+      const sorted = values.sort((a, b) => a - b);
+      return [
+        name,
+        { p50: Math.round(percentile(sorted, 50)), p95: Math.round(percentile(sorted, 95)), max: Math.round(sorted.at(-1) ?? Number.NaN) },
+      ];
+    }),
+  );
+}
+
 const receiver = await startReceiver({ reply: () => ({ status: 204 }) });
 const external = process.env.GATEWAY_URL && process.env.ADMIN_TOKEN;
 let stack: Stack | undefined;
@@ -128,6 +162,7 @@ try {
     const ok = (liveResult.p95_ms as number) < TARGET_P95_MS;
     log(`${ok ? 'ok  ' : 'MISS'} commit→receipt p95 ${liveResult.p95_ms} ms < ${TARGET_P95_MS} ms at ${liveResult.writes_per_s} writes/s`);
   }
+  if (stack) log(`live stages (ms): ${JSON.stringify(await stageBreakdown(stack, receiver, 'live'))}`);
 
   if (stack && BACKLOG > 0) {
     const backlog = await provision(url, token, receiver, 'backlog');
