@@ -13,7 +13,7 @@ export function accessLog(metrics: HttpMetrics, logger: Logger, quietPaths: Read
     const seconds = (performance.now() - scope.started) / 1000;
     const route = scope.route ?? (quietPaths.has(scope.path) ? scope.path : 'unmatched');
     metrics.observe(KNOWN_METHODS.has(request.method) ? request.method : 'OTHER', route, status, seconds);
-    if (quietPaths.has(scope.path)) return;
+    if (quietPaths.has(scope.path) || logger.enabled?.('info') === false) return;
     logger.info('request', {
       request_id: scope.requestId,
       tenant_id: request.headers.get(headers.tenant) ?? undefined,
