@@ -40,8 +40,9 @@ export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', '
  * quotes are stripped; anything but 1–255 printable ASCII characters is a 400.
  */
 export function idempotencyKeyOf(request: Request): string | undefined {
+  if (!IDEMPOTENT_METHODS.has(request.method)) return undefined;
   const raw = request.headers.get('idempotency-key');
-  if (raw === null || !IDEMPOTENT_METHODS.has(request.method)) return undefined;
+  if (raw === null) return undefined;
   const key = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
   if (!PRINTABLE_ASCII.test(key)) {
     throw new AppError('bad_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
