@@ -1,7 +1,8 @@
 import { AppError, headers as h } from '@crm/http';
 import type { RequestBody } from './body.ts';
 
-const HOP_BY_HOP = new Set([
+/** Request headers never passed on: hop-by-hop, the client's key, and what the gateway itself sets. */
+const NOT_FORWARDED = new Set([
   'connection',
   'keep-alive',
   'proxy-authenticate',
@@ -12,11 +13,16 @@ const HOP_BY_HOP = new Set([
   'upgrade',
   'host',
   'content-length',
+  'content-type',
   'x-api-key',
+  'x-forwarded-for',
   h.tenant,
   h.internalToken,
   h.requestId,
 ]);
+
+/** Hop-by-hop headers of the upstream answer, which the gateway's own connection replaces. */
+const UPSTREAM_HOP_BY_HOP = ['connection', 'keep-alive', 'transfer-encoding'];
 
 export interface ForwardInput {
   request: Request;
@@ -31,34 +37,98 @@ export interface ForwardInput {
 }
 
 /**
+ * Upstream deadlines, swept by one interval timer instead of a timer per request: a request that
+ * has no answer (headers) `timeoutMs` after it was sent is aborted on the next sweep, at most
+ * SWEEP_MS late. The interval runs only while requests are waiting.
+ */
+const SWEEP_MS = 25;
+interface Waiting {
+  controller: AbortController;
+  deadline: number;
+}
+const waiting = new Set<Waiting>();
+let sweeper: ReturnType<typeof setInterval> | undefined;
+
+function sweep(): void {
+  if (waiting.size === 0) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+    return;
+  }
+  const now = performance.now();
+  for (const entry of waiting) {
+    if (entry.deadline > now) continue;
+    waiting.delete(entry);
+    entry.controller.abort();
+  }
+}
+
+function awaitAnswer(timeoutMs: number): Waiting {
+  const entry = { controller: new AbortController(), deadline: performance.now() + timeoutMs };
+  waiting.add(entry);
+  if (sweeper === undefined) {
+    sweeper = setInterval(sweep, SWEEP_MS);
+    // Never what keeps the process alive.
+    (sweeper as { unref?: () => void }).unref?.();
+  }
+  return entry;
+}
+
+/**
+ * Whether the runtime's fetched responses have mutable headers (Bun: yes; Deno: immutable, so the
+ * answer is copied once). Learnt from the first answer.
+ */
+let fetchedHeadersMutable: boolean | undefined;
+
+/** The upstream answer with its hop-by-hop headers removed and the request id set. */
+function relay(upstream: Response, requestId: string): Response {
+  if (fetchedHeadersMutable !== false) {
+    try {
+      const headers = upstream.headers;
+      for (const name of UPSTREAM_HOP_BY_HOP) if (headers.has(name)) headers.delete(name);
+      headers.set(h.requestId, requestId);
+      fetchedHeadersMutable = true;
+      return upstream;
+    } catch (error) {
+      if (fetchedHeadersMutable === true) throw error;
+      fetchedHeadersMutable = false;
+    }
+  }
+  const headers = new Headers(upstream.headers);
+  for (const name of UPSTREAM_HOP_BY_HOP) headers.delete(name);
+  headers.set(h.requestId, requestId);
+  return new Response(upstream.body, { status: upstream.status, statusText: upstream.statusText, headers });
+}
+
+/**
  * Sends the request to the owning service with tenant, request id and internal credential,
  * streaming the body both ways. A refused connection is 503 service_unavailable; no answer
- * (headers) within the timeout is 504 upstream_timeout.
+ * (headers) within the timeout is 504 upstream_timeout. The answer's headers are mutable.
  */
 export async function forward(input: ForwardInput): Promise<Response> {
-  const out = new Headers();
+  const out: [string, string][] = [
+    [h.tenant, input.tenantId],
+    [h.requestId, input.requestId],
+    [h.internalToken, input.internalToken],
+  ];
   input.request.headers.forEach((value, key) => {
-    if (!HOP_BY_HOP.has(key)) out.set(key, value);
+    if (!NOT_FORWARDED.has(key)) out.push([key, value]);
   });
-  out.set(h.tenant, input.tenantId);
-  out.set(h.requestId, input.requestId);
-  out.set(h.internalToken, input.internalToken);
-  if (input.clientIp) out.set('x-forwarded-for', input.clientIp);
+  if (input.clientIp) out.push(['x-forwarded-for', input.clientIp]);
 
   let body: BodyInit | null = null;
   if (input.body.kind === 'json') {
     body = input.body.text;
-    out.set('content-type', 'application/json');
+    out.push(['content-type', 'application/json']);
   } else if (input.body.kind === 'multipart') {
     body = input.body.stream;
+    const type = input.request.headers.get('content-type');
+    if (type) out.push(['content-type', type]);
     const length = input.request.headers.get('content-length');
-    if (length) out.set('content-length', length);
-  } else {
-    out.delete('content-type');
+    if (length) out.push(['content-length', length]);
   }
 
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), input.timeoutMs);
+  const pending = awaitAnswer(input.timeoutMs);
   let upstream: Response;
   try {
     upstream = await fetch(input.baseUrl + input.pathAndQuery, {
@@ -66,7 +136,7 @@ export async function forward(input: ForwardInput): Promise<Response> {
       headers: out,
       body,
       redirect: 'manual',
-      signal: controller.signal,
+      signal: pending.controller.signal,
       // @ts-expect-error: streaming request bodies need half duplex (Node/Deno/Bun fetch)
       duplex: 'half',
     });
@@ -74,18 +144,13 @@ export async function forward(input: ForwardInput): Promise<Response> {
     if (input.body.kind === 'multipart' && input.body.exceeded()) {
       throw new AppError('payload_too_large', 'Uploads must be at most 20971520 bytes (20 MB)');
     }
-    if (controller.signal.aborted) throw new AppError('upstream_timeout', 'The upstream service did not answer in time');
+    if (pending.controller.signal.aborted) throw new AppError('upstream_timeout', 'The upstream service did not answer in time');
     throw new AppError(
       'service_unavailable',
       `The upstream service is unavailable (${error instanceof Error ? error.message : 'connection failed'})`,
     );
   } finally {
-    clearTimeout(timer);
+    waiting.delete(pending);
   }
-  const responseHeaders = new Headers(upstream.headers);
-  responseHeaders.delete('connection');
-  responseHeaders.delete('keep-alive');
-  responseHeaders.delete('transfer-encoding');
-  responseHeaders.set(h.requestId, input.requestId);
-  return new Response(upstream.body, { status: upstream.status, statusText: upstream.statusText, headers: responseHeaders });
+  return relay(upstream, input.requestId);
 }
