@@ -24,7 +24,7 @@ import { openApiRoutes } from './openapi/routes.ts';
 import { openGatewayRequest, targetOf } from './pipeline/context.ts';
 import { withPublicHeaders } from './pipeline/headers.ts';
 import { createPublicApi } from './pipeline/public-api.ts';
-import { routeLabel } from './proxy/routing.ts';
+import { owningService, routeLabel } from './proxy/routing.ts';
 import { createRateLimiter } from './rate-limit/limiter.ts';
 import { startIdleBucketPurge } from './rate-limit/purge.ts';
 import { adminRoutes } from './tenants/admin-routes.ts';
@@ -109,8 +109,10 @@ export function createApp(deps: GatewayDeps) {
         return withPublicHeaders(request, await serveOpen(request, requestId), cors);
       }
       // A bounded metrics label (contract §20): never the raw path of an unknown route.
-      scope.route = LOCAL_ROUTES[path] ? path : routeLabel(path);
-      return handlePublic(openGatewayRequest(request, scope, clientIpOf(request, transport)));
+      const local = LOCAL_ROUTES[path] !== undefined;
+      const service = local ? undefined : owningService(path);
+      scope.route = local ? path : routeLabel(path, service);
+      return handlePublic(openGatewayRequest(request, scope, clientIpOf(request, transport), service));
     }
     // Metrics describe every tenant's traffic: only on the operations port (contract §20).
     if (path === '/metrics') return errorResponse(new AppError('not_found', 'No such route'), requestId);

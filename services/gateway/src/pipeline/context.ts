@@ -2,6 +2,7 @@
 // scope (request id, path and query, parsed once) and passed to every stage of the pipeline
 // (public-api.ts) as a parameter, each stage adding what it learns. Nothing about a request
 // travels beside it (no look-ups keyed by the Request object).
+import type { ServiceName } from '@crm/contracts';
 import type { RequestScope } from '@crm/http';
 import type { Principal } from '../auth/authenticate.ts';
 import type { RateVerdict } from '../rate-limit/verdict.ts';
@@ -31,6 +32,8 @@ export interface GatewayRequest extends RequestTarget {
   readonly method: string;
   /** The client's address: the peer, or the nearest untrusted X-Forwarded-For entry behind a trusted proxy. */
   readonly clientIp: string | undefined;
+  /** The service that owns the path (contract §1), found once at the entry; undefined for a gateway-owned or unknown route. */
+  readonly service: ServiceName | undefined;
   /** When the request arrived: wall clock for the audit record, monotonic clock for its duration. */
   readonly occurredAt: Date;
   readonly started: number;
@@ -45,7 +48,12 @@ export interface GatewayRequest extends RequestTarget {
 }
 
 /** The context of a /v1 request at the gateway's entry, from the kit's scope (its id, path and query). */
-export function openGatewayRequest(request: Request, scope: RequestScope, clientIp: string | undefined): GatewayRequest {
+export function openGatewayRequest(
+  request: Request,
+  scope: RequestScope,
+  clientIp: string | undefined,
+  service: ServiceName | undefined,
+): GatewayRequest {
   return {
     request,
     scope,
@@ -54,7 +62,9 @@ export function openGatewayRequest(request: Request, scope: RequestScope, client
     path: scope.path,
     search: scope.search,
     clientIp,
+    service,
     occurredAt: new Date(),
-    started: performance.now(),
+    // The kit's monotonic start of the request: the duration counts from its arrival.
+    started: scope.started,
   };
 }

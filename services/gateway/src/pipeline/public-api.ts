@@ -10,9 +10,8 @@ import type { GatewayDatabase } from '../db/database.ts';
 import type { ServiceUrls } from '../health/health.ts';
 import { assertHttps, type TransportPolicy } from '../https/transport.ts';
 import { runIdempotent } from '../idempotency/idempotency.ts';
-import { readRequestBody } from '../proxy/body.ts';
+import { type RequestBody, readRequestBody } from '../proxy/body.ts';
 import { forward } from '../proxy/forward.ts';
-import { owningService } from '../proxy/routing.ts';
 import type { RateLimiter } from '../rate-limit/limiter.ts';
 import { addressBudget, preflightBudget, tenantBudget } from '../rate-limit/policy.ts';
 import { rateLimitedError, rateLimitHeaders } from '../rate-limit/verdict.ts';
@@ -50,12 +49,20 @@ export interface PublicApiDeps {
  *   6. audit — one record per request (§9)
  * Every failure becomes the error envelope with the request id.
  */
+const NO_BODY: RequestBody = { kind: 'none' };
+
 export function createPublicApi(deps: PublicApiDeps) {
-  /** Stage 1: the answer to an allowed CORS preflight, which needs no key; undefined otherwise. */
-  async function transport(ctx: GatewayRequest): Promise<Response | undefined> {
+  /**
+   * Stage 1: HTTPS (throws), then the answer to an allowed CORS preflight, which needs no key;
+   * undefined otherwise (synchronously: the common case awaits nothing).
+   */
+  function transport(ctx: GatewayRequest): Promise<Response> | undefined {
     assertHttps(ctx.request, deps.transport);
     const preflight = deps.cors.preflight(ctx.request);
-    if (!preflight) return undefined;
+    return preflight ? answerPreflight(ctx, preflight) : undefined;
+  }
+
+  async function answerPreflight(ctx: GatewayRequest, preflight: Response): Promise<Response> {
     // Browsers never send a key on a preflight: like every OPTIONS it spends no budget (§7) and
     // shows the address's keyless budget, as a 401 would.
     ctx.verdict = await deps.limiter.take(preflightBudget(ctx.clientIp, deps.unauthenticatedPerMinute));
@@ -63,8 +70,8 @@ export function createPublicApi(deps: PublicApiDeps) {
   }
 
   /** Stage 2: the principal of the request's API key; key guessing is throttled per address. */
-  async function authenticate(ctx: GatewayRequest): Promise<Principal> {
-    const principal = await deps.auth.authenticate(ctx.request.headers.get('x-api-key'));
+  async function authenticate(ctx: GatewayRequest, apiKey: string | null): Promise<Principal> {
+    const principal = await deps.auth.authenticate(apiKey);
     if (principal) {
       ctx.principal = principal;
       return principal;
@@ -91,10 +98,11 @@ export function createPublicApi(deps: PublicApiDeps) {
       ctx.scope.tenantId = principal.tenantId;
       return deps.localFetch(ctx.request);
     }
-    const service: ServiceName | undefined = owningService(ctx.path);
+    const service: ServiceName | undefined = ctx.service;
     if (!service) throw new AppError('not_found', `No route for ${ctx.path}`);
     ctx.idempotencyKey = idempotencyKeyOf(ctx.request);
-    const body = await readRequestBody(ctx.request);
+    const method = ctx.method;
+    const body = method === 'GET' || method === 'HEAD' ? NO_BODY : await readRequestBody(ctx.request);
     const pathAndQuery = ctx.path + ctx.search;
     const send = () =>
       forward({
@@ -122,9 +130,13 @@ export function createPublicApi(deps: PublicApiDeps) {
   }
 
   async function respond(ctx: GatewayRequest): Promise<Response> {
-    const preflight = await transport(ctx);
+    const preflight = transport(ctx);
     if (preflight) return preflight;
-    const principal = await authenticate(ctx);
+    const apiKey = ctx.request.headers.get('x-api-key');
+    // A key in the authenticator's cache needs no promise; anything else goes the whole way.
+    const known = deps.auth.cached(apiKey);
+    if (known) ctx.principal = known;
+    const principal = known ?? (await authenticate(ctx, apiKey));
     await limit(ctx, principal);
     return route(ctx, principal);
   }
@@ -141,7 +153,7 @@ export function createPublicApi(deps: PublicApiDeps) {
   function answer(ctx: GatewayRequest, response: Response): Response {
     const limited = ctx.verdict ? withHeaders(response, rateLimitHeaders(ctx.verdict)) : response;
     ctx.errorType = limited.headers.get(ERROR_TYPE_HEADER) ?? undefined;
-    return withPublicHeaders(ctx.request, limited, deps.cors);
+    return withPublicHeaders(ctx.request, limited, deps.cors, ctx.errorType !== undefined);
   }
 
   /** Stage 6: the audit record (written in batches, off the request's path). */

@@ -19,10 +19,11 @@ export function owningService(path: string): ServiceName | undefined {
 
 /**
  * A bounded metrics label (contract §20): `/v1/<resource>` for a path some service owns, else
- * `unmatched`, so unknown paths from unauthenticated clients never create new series.
+ * `unmatched`, so unknown paths from unauthenticated clients never create new series. Given the
+ * path's owning service when the caller already knows it.
  */
-export function routeLabel(path: string): string {
-  if (!owningService(path)) return 'unmatched';
+export function routeLabel(path: string, service: ServiceName | undefined = owningService(path)): string {
+  if (!service) return 'unmatched';
   const end = path.indexOf('/', 4);
   return end === -1 ? path : path.slice(0, end);
 }
