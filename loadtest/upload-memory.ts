@@ -52,7 +52,9 @@ try {
       Array.from({ length: UPLOADS }, async (_, i) => {
         const form = new FormData();
         form.set('file', new Blob([content]), `big-${round}-${i}.txt`);
-        return (await tenant.request('POST', `/v1/contacts/${contactId}/documents`, { raw: form })).status;
+        const response = await tenant.request('POST', `/v1/contacts/${contactId}/documents`, { raw: form });
+        if (response.status !== 201) log(`upload ${i} of round ${round}: ${response.status} ${response.text.slice(0, 300)}`);
+        return response.status;
       }),
     );
     const seconds = (performance.now() - started) / 1000;

@@ -202,6 +202,32 @@ describe('size limit (20 MB = 20 × 1024 × 1024 bytes)', () => {
     expect(Buffer.compare(got, content)).toBe(0);
   });
 
+  test('uploads sent at once, each of several parts and distinct bytes, come back byte for byte, twice over (part buffers reused)', async () => {
+    const t = await stack.createTenant();
+    const contact = await createContact(t);
+    for (const round of [1, 2]) {
+      const files = Array.from({ length: 4 }, (_, n) => {
+        const bytes = new Uint8Array(11 * MiB + 12_345 * n);
+        for (let i = 0; i < bytes.length; i += 4) bytes[i] = (Math.imul(i, 2_654_435_761) + n * 97 + round) >>> 24;
+        bytes.set(new TextEncoder().encode('%PDF-1.7\n'));
+        return bytes;
+      });
+      const uploads = await Promise.all(files.map((bytes, n) => uploadToContact(t, contact, `r${round}-${n}.pdf`, bytes)));
+      expect(uploads.map((u) => u.status)).toEqual([201, 201, 201, 201]);
+      for (const [n, upload] of uploads.entries()) {
+        const download = await fetch(`${stack.gatewayUrl}/v1/documents/${upload.body.data.id}/content`, {
+          headers: { 'x-api-key': t.apiKey },
+        });
+        const got = new Uint8Array(await download.arrayBuffer());
+        expect({ n, length: got.length, same: Buffer.compare(got, files[n] as Uint8Array) === 0 }).toEqual({
+          n,
+          length: (files[n] as Uint8Array).length,
+          same: true,
+        });
+      }
+    }
+  });
+
   test('20 MiB + 1 byte → 413 payload_too_large, no row, no object, no pending multipart upload', async () => {
     const t = await stack.createTenant();
     const contact = await createContact(t);

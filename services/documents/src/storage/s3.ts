@@ -7,7 +7,8 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { AppError } from '@crm/http';
-import { uploadStream } from './streaming-upload.ts';
+import { FetchHttpHandler } from '@smithy/fetch-http-handler';
+import { STREAM_PARTS, uploadStream } from './streaming-upload.ts';
 
 export interface S3Settings {
   endpoint: string;
@@ -17,7 +18,15 @@ export interface S3Settings {
   bucket: string;
 }
 
-/** An S3 client for MinIO (path-style addressing). */
+const quiet = () => {};
+/** The SDK's default logger says nothing, except a console warning for each failed streamed part; this one says nothing at all. */
+const silentLogger = { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet };
+
+/**
+ * An S3 client for MinIO (path-style addressing). Under Bun it sends through `fetch`, which
+ * streams an upload part from its buffer (`node:http` there copies a body before sending it);
+ * see `STREAM_PARTS` in streaming-upload.ts.
+ */
 export function createS3(settings: S3Settings): S3Client {
   return new S3Client({
     endpoint: settings.endpoint,
@@ -25,6 +34,8 @@ export function createS3(settings: S3Settings): S3Client {
     forcePathStyle: true,
     maxAttempts: 2,
     credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
+    logger: silentLogger,
+    ...(STREAM_PARTS ? { requestHandler: new FetchHttpHandler({ keepAlive: true }) } : {}),
   });
 }
 

@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+
 /** Upload limits and content rules of contract §15. */
 export const MAX_FILE_BYTES = 20 * 1024 * 1024;
 export const MAX_NAME_LENGTH = 255;
@@ -84,20 +86,75 @@ export function requiredZipFolder(extension: Extension): string | undefined {
   return undefined;
 }
 
+/** Length of the UTF-8 sequence a lead byte starts (1 for anything that is not a multi-byte lead: the validator judges it). */
+function sequenceLength(lead: number): number {
+  if (lead >= 0xc2 && lead <= 0xdf) return 2;
+  if (lead >= 0xe0 && lead <= 0xef) return 3;
+  if (lead >= 0xf0 && lead <= 0xf4) return 4;
+  return 1;
+}
+
+/** Where a multi-byte sequence that the chunk's end cuts short begins (the chunk's length when none is). */
+function incompleteTailStart(bytes: Uint8Array): number {
+  for (let i = bytes.length - 1; i >= Math.max(0, bytes.length - 3); i--) {
+    const byte = bytes[i] as number;
+    if ((byte & 0xc0) === 0x80) continue;
+    return sequenceLength(byte) > bytes.length - i ? i : bytes.length;
+  }
+  return bytes.length;
+}
+
+/**
+ * Checks that a text arrives as valid UTF-8 without NUL, chunk by chunk, without decoding it
+ * (a TextDecoder made a string of every chunk: 20 MiB of garbage per file). A sequence split
+ * between chunks is carried over (at most 3 bytes) and checked with the next chunk's bytes.
+ */
+class Utf8Check {
+  private carry = new Uint8Array(0);
+
+  /** False as soon as the bytes so far are not UTF-8 or contain NUL. */
+  add(chunk: Uint8Array): boolean {
+    if (chunk.indexOf(0) !== -1) return false;
+    let rest = chunk;
+    if (this.carry.length > 0) {
+      const need = Math.min(sequenceLength(this.carry[0] as number) - this.carry.length, rest.length);
+      const joined = new Uint8Array(this.carry.length + need);
+      joined.set(this.carry);
+      joined.set(rest.subarray(0, need), this.carry.length);
+      rest = rest.subarray(need);
+      if (joined.length < sequenceLength(joined[0] as number)) {
+        this.carry = joined;
+        return true;
+      }
+      this.carry = new Uint8Array(0);
+      if (!isUtf8(joined)) return false;
+    }
+    const cut = incompleteTailStart(rest);
+    if (!isUtf8(rest.subarray(0, cut))) return false;
+    this.carry = rest.slice(cut);
+    return true;
+  }
+
+  /** At the end: false when the text stops inside a sequence. */
+  finish(): boolean {
+    return this.carry.length === 0;
+  }
+}
+
 /**
  * Watches a file's bytes as they stream by: counts them, keeps the first bytes for the
  * signature check and, for csv/txt, checks UTF-8 validity and NUL bytes. `problem` is set as
- * soon as the content is known to be wrong, so the upload can stop early.
+ * soon as the content is known to be wrong, so the upload can stop early. It keeps no chunk.
  */
 export class ContentInspector {
   size = 0;
   problem: string | undefined;
   private head = new Uint8Array(SNIFF_BYTES);
   private headLength = 0;
-  private readonly decoder: TextDecoder | undefined;
+  private readonly text: Utf8Check | undefined;
 
   constructor(private readonly extension: Extension) {
-    if (extension === 'csv' || extension === 'txt') this.decoder = new TextDecoder('utf-8', { fatal: true });
+    if (extension === 'csv' || extension === 'txt') this.text = new Utf8Check();
   }
 
   /** Looks at the next chunk of the file. */
@@ -109,7 +166,7 @@ export class ContentInspector {
       this.headLength += take.byteLength;
       if (this.headLength === SNIFF_BYTES) this.checkSignature();
     }
-    if (this.decoder && !this.problem) this.checkText(chunk, true);
+    if (this.text && !this.problem && !this.text.add(chunk)) this.problem = contentMismatch(this.extension);
   }
 
   /** Called at the end of the file: checks what could not be decided while streaming. */
@@ -120,23 +177,11 @@ export class ContentInspector {
       return;
     }
     if (this.headLength < SNIFF_BYTES) this.checkSignature();
-    if (this.decoder && !this.problem) this.checkText(new Uint8Array(0), false);
+    if (this.text && !this.problem && !this.text.finish()) this.problem = contentMismatch(this.extension);
   }
 
   private checkSignature(): void {
     if (!signatureMatches(this.extension, this.head.subarray(0, this.headLength))) this.problem = contentMismatch(this.extension);
-  }
-
-  private checkText(chunk: Uint8Array, more: boolean): void {
-    if (chunk.indexOf(0) !== -1) {
-      this.problem = contentMismatch(this.extension);
-      return;
-    }
-    try {
-      this.decoder?.decode(chunk, { stream: more });
-    } catch {
-      this.problem = contentMismatch(this.extension);
-    }
   }
 }
 

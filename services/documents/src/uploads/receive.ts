@@ -49,7 +49,8 @@ async function readTextField(reader: MultipartReader): Promise<{ value: string }
   let size = 0;
   for (let chunk = await reader.readChunk(); chunk; chunk = await reader.readChunk()) {
     size += chunk.byteLength;
-    if (size <= MAX_FIELD_BYTES) chunks.push(chunk);
+    // Copied: the reader frees a chunk once it moves on (releaseChunks).
+    if (size <= MAX_FIELD_BYTES) chunks.push(Uint8Array.prototype.slice.call(chunk));
   }
   if (size > MAX_FIELD_BYTES) return { problem: `must be at most ${MAX_FIELD_BYTES} bytes` };
   try {
@@ -138,7 +139,7 @@ async function storeFilePart(reader: MultipartReader, part: PartHeaders, tenantI
 export function uploadReader(request: Request): MultipartReader {
   const boundary = multipartBoundary(request.headers.get('content-type'));
   if (!boundary || !request.body) throw new AppError('bad_request', 'Uploads must be multipart/form-data with a boundary');
-  return new MultipartReader(request.body, boundary);
+  return new MultipartReader(request.body, boundary, { releaseChunks: true });
 }
 
 /** A part name as a field path: a NUL is shown escaped, as the JSON body reader does. */
@@ -147,7 +148,7 @@ const fieldOf = (name: string) => name.replaceAll(NUL, '\\u0000');
 /**
  * Reads a multipart upload part by part: the `file` part is streamed into the bucket while
  * its content is checked, text fields are collected, unknown parts are reported. Nothing is
- * buffered beyond one chunk of the file. On an exception the stored object is removed; on
+ * buffered beyond one chunk of the file, and each chunk is freed once it is in the part buffer. On an exception the stored object is removed; on
  * `problems` the caller removes it.
  */
 export async function receiveUpload(reader: MultipartReader, tenantId: string, storage: Storage): Promise<ReceivedUpload> {
