@@ -27,6 +27,11 @@ type Db = Kysely<SalesDatabase>;
 
 const SCALAR_FIELDS = ['name', 'type', 'email', 'is_person', 'cif', 'phone', 'web', 'iban', 'comments', 'extra_fields'] as const;
 
+/** An instant as the API writes it; pg already gives a Date (no copy of it), anything else is parsed. */
+function instant(value: Date | string): string {
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}
+
 /** Maps a stored contact row to the API shape. */
 export function presentContact(row: ContactRow): Contact {
   return {
@@ -43,8 +48,8 @@ export function presentContact(row: ContactRow): Contact {
     users: row.users,
     location: row.location,
     extra_fields: row.extra_fields,
-    created_at: new Date(row.created_at).toISOString(),
-    updated_at: new Date(row.updated_at).toISOString(),
+    created_at: instant(row.created_at),
+    updated_at: instant(row.updated_at),
   };
 }
 
