@@ -13,6 +13,9 @@ import { migrations } from '../services/gateway/src/db/migrations/index.ts';
 import { emissionInterval, grant, PERIOD_MS, SLACK_MS } from '../services/gateway/src/rate-limit/gcra.ts';
 import { CONSUME_SQL, createRateLimiter } from '../services/gateway/src/rate-limit/limiter.ts';
 import { addressBudget, tenantBudget } from '../services/gateway/src/rate-limit/policy.ts';
+import type { RateVerdict } from '../services/gateway/src/rate-limit/verdict.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let run: RunResources;
 let db: Kysely<GatewayDatabase>;
@@ -137,6 +140,28 @@ describe('the limiter', () => {
       expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
       expect(refused.retryAfterSeconds).toBeLessThanOrEqual(2);
     }
+  });
+
+  test('a request for an idle bucket goes at once; those arriving within coalesceMs of the last statement go together in the next', async () => {
+    // coalesceMs far longer than the test's timeout: a first request that waited for it would fail the test.
+    const idle = createRateLimiter(db, { coalesceMs: 60_000 });
+    const fresh = tenantBudget('GET', { tenantId: crypto.randomUUID(), readPerMinute: 10, writePerMinute: 30 });
+    expect(await idle.take(fresh)).toMatchObject({ allowed: true, remaining: 9 });
+
+    const limiter = createRateLimiter(db, { coalesceMs: 1000 });
+    const budget = tenantBudget('GET', { tenantId: crypto.randomUUID(), readPerMinute: 10, writePerMinute: 30 });
+    const before = statementCount();
+    const first = await limiter.take(budget);
+    const followers: Promise<RateVerdict>[] = [];
+    for (let i = 0; i < 12; i++) {
+      followers.push(limiter.take(budget));
+      await sleep(1);
+    }
+    const verdicts = [first, ...(await Promise.all(followers))];
+    // Two statements for 13 requests, and exactly the limit passed, in arrival order.
+    expect(statementCount() - before).toBe(2);
+    expect(verdicts.map((v) => v.allowed)).toEqual([...Array(10).fill(true), false, false, false]);
+    expect(verdicts.slice(0, 10).map((v) => v.remaining)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
   });
 
   test('a budget that is not spent (OPTIONS) is only looked at', async () => {

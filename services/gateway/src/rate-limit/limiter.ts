@@ -36,28 +36,69 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
+/** Requests of one bucket waiting for its next statement, with the budget of the first of them. */
 interface Batch {
   budget: Budget;
   waiters: Waiter[];
 }
 
+/** A bucket this replica has sent a statement for within the last `coalesceMs`, or has requests for. */
+interface BucketState {
+  /** Requests waiting for the next statement. */
+  batch: Batch | undefined;
+  inFlight: boolean;
+  /** When the last statement was sent (performance.now()). */
+  lastSentAt: number;
+  /** Armed for `lastSentAt + coalesceMs`: then the waiting batch is sent, or an idle bucket forgotten. */
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+export interface RateLimiterOptions {
+  /**
+   * A bucket's statements start at least this many milliseconds apart: its requests that arrive
+   * meanwhile (or while a statement is in flight) wait and go together as the next statement. A
+   * request for a bucket that had no statement for that long goes at once. 0: requests wait only
+   * for a statement in flight.
+   */
+  coalesceMs?: number;
+}
+
+/**
+ * `coalesceMs` when not given. Measured under the bench's gateway read (one tenant, 16
+ * connections): 0 → 0.35 statements per request, 2 → 0.15, 4 → 0.09 (loadtest/README.md).
+ */
+export const COALESCE_MS_DEFAULT = 2;
+
 /**
  * The buckets' store: GCRA (`gcra.ts`) over a PostgreSQL row per bucket, applied by
- * `CONSUME_SQL` with the constants of `gcra.ts` as arguments. The row lock
- * serialises replicas and the database clock is the only clock, so the budget is exact across
- * replicas. Within one replica, requests for a bucket that arrive while its statement is in
- * flight wait and then go together as one statement for k requests: under load one round trip
- * serves many requests instead of each queueing on the same row lock.
+ * `CONSUME_SQL` with the constants of `gcra.ts` as arguments. The row lock serialises replicas
+ * and the database clock is the only clock, so the budget is exact across replicas. Within one
+ * replica, requests for a bucket go together as one statement for k requests when they arrive
+ * while its statement is in flight or less than `coalesceMs` after the last one started: under
+ * load one round trip serves many requests instead of each queueing on the same row lock. Who
+ * passes does not change: the statement grants them in arrival order, as k separate ones would.
  */
-export function createRateLimiter(db: Kysely<GatewayDatabase>) {
-  const pending = new Map<string, Batch>();
-  const inFlight = new Set<string>();
+export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimiterOptions = {}) {
+  const coalesceMs = options.coalesceMs ?? COALESCE_MS_DEFAULT;
+  const buckets = new Map<string, BucketState>();
 
-  async function send(bucket: string): Promise<void> {
-    const batch = pending.get(bucket);
-    if (!batch) return;
-    pending.delete(bucket);
-    inFlight.add(bucket);
+  /** Sends the waiting batch if the bucket may have a statement now, else arms its timer; forgets an idle bucket. */
+  function schedule(bucket: string, state: BucketState): void {
+    if (state.inFlight || state.timer !== undefined) return;
+    const wait = state.lastSentAt + coalesceMs - performance.now();
+    if (wait > 0) {
+      state.timer = setTimeout(() => {
+        state.timer = undefined;
+        schedule(bucket, state);
+      }, wait);
+    } else if (state.batch) void send(bucket, state, state.batch);
+    else buckets.delete(bucket);
+  }
+
+  async function send(bucket: string, state: BucketState, batch: Batch): Promise<void> {
+    state.batch = undefined;
+    state.inFlight = true;
+    state.lastSentAt = performance.now();
     const { budget, waiters } = batch;
     const interval = emissionInterval(budget.limit);
     try {
@@ -73,20 +114,21 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>) {
     } catch (error) {
       for (const waiter of waiters) waiter.reject(error);
     } finally {
-      inFlight.delete(bucket);
-      if (pending.has(bucket)) void send(bucket);
+      state.inFlight = false;
+      schedule(bucket, state);
     }
   }
 
   function consume(budget: Budget): Promise<RateVerdict> {
     return new Promise((resolve, reject) => {
-      let batch = pending.get(budget.bucket);
-      if (!batch) {
-        batch = { budget, waiters: [] };
-        pending.set(budget.bucket, batch);
+      let state = buckets.get(budget.bucket);
+      if (!state) {
+        state = { batch: undefined, inFlight: false, lastSentAt: Number.NEGATIVE_INFINITY, timer: undefined };
+        buckets.set(budget.bucket, state);
       }
-      batch.waiters.push({ resolve, reject });
-      if (!inFlight.has(budget.bucket)) void send(budget.bucket);
+      state.batch ??= { budget, waiters: [] };
+      state.batch.waiters.push({ resolve, reject });
+      schedule(budget.bucket, state);
     });
   }
 
