@@ -35,6 +35,14 @@ interface OutboxRow {
 export const RELAY_MAX_BACKOFF_MS = 1000;
 
 /**
+ * How long a publish waits for JetStream's ack. A stream leader that vanished leaves publishes
+ * unanswered until this runs out (an ack normally takes milliseconds), so it bounds how late the
+ * relay notices a leader change; a late ack only makes the batch go again (the duplicate window
+ * absorbs it).
+ */
+export const RELAY_PUBLISH_TIMEOUT_MS = 2000;
+
+/**
  * Publishes pending outbox rows to JetStream with Nats-Msg-Id = event id, then marks them
  * published. Order is best-effort, as the contract promises (§16), not commit order: a batch
  * takes the pending rows in `seq` order (the order their inserts ran, which is not the order
@@ -50,7 +58,8 @@ export const RELAY_MAX_BACKOFF_MS = 1000;
  * `update …; commit`), on a pool connection while that connection is being opened again.
  * While NATS or PostgreSQL is down the rows stay pending and are retried with a back-off of at
  * most RELAY_MAX_BACKOFF_MS (so publishing resumes within about a second once a new stream
- * leader exists), and at once when the NATS client reconnects; the LISTEN connection is opened
+ * leader exists; a publish to a vanished leader fails after RELAY_PUBLISH_TIMEOUT_MS), and at
+ * once when the NATS client reconnects; the LISTEN connection is opened
  * again, so the relay resumes by itself. A crash after publishing and before marking is absorbed
  * by the stream's duplicate window.
  */
@@ -96,7 +105,7 @@ export function startOutboxRelay(options: RelayOptions) {
                 occurred_at: row.created_at.toISOString(),
                 data: row.payload,
               }),
-              { msgID: row.id, timeout: 5000 },
+              { msgID: row.id, timeout: RELAY_PUBLISH_TIMEOUT_MS },
             ),
           ),
         );

@@ -45,7 +45,10 @@ async function attemptDelivery(task: ClaimedTask, options: DeliveryWorkerOptions
 
 /**
  * The delivery loop: keeps up to `concurrency` attempts in flight, claiming due tasks as slots
- * free up; idles until `wake()` (new tasks queued locally) or the poll interval.
+ * free up; idles until `wake()` (new tasks queued locally: right after the ingest's commit) or
+ * the poll interval (retries coming due, tasks queued by another replica). A finished attempt
+ * starts a claim only when there may be due tasks left unclaimed (the last claim filled every
+ * free slot, or tasks were queued while none was free), not one empty claim per attempt.
  */
 export function startDeliveryWorker(options: DeliveryWorkerOptions) {
   const { db, logger, concurrency, pollMs } = options;
@@ -54,6 +57,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions) {
   let inFlight = 0;
   let wakeUp: (() => void) | undefined;
   let woken = false;
+  /** Due tasks may be waiting for a free slot. */
+  let backlog = false;
   const wake = () => {
     woken = true;
     wakeUp?.();
@@ -68,7 +73,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions) {
       logger.error('delivery bookkeeping failed', { task_id: task.id, event_id: task.event_id, error: String(error) });
     } finally {
       inFlight--;
-      wake();
+      if (backlog || stopped) wake();
     }
   }
 
@@ -86,23 +91,29 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions) {
 
   async function loop() {
     while (!stopped) {
+      const wokenBefore = woken;
       woken = false;
       const free = concurrency - inFlight;
-      let claimed: ClaimedTask[] = [];
-      if (free > 0) {
-        try {
-          claimed = await claimDueTasks(db, free, leaseMs);
-        } catch (error) {
-          logger.warn('claiming deliveries failed', { error: String(error) });
-          await sleep(1000);
-          continue;
-        }
+      if (free === 0) {
+        // Tasks queued while every slot is busy: claimed when an attempt finishes.
+        if (wokenBefore) backlog = true;
+        await idle();
+        continue;
       }
+      let claimed: ClaimedTask[];
+      try {
+        claimed = await claimDueTasks(db, free, leaseMs);
+      } catch (error) {
+        logger.warn('claiming deliveries failed', { error: String(error) });
+        await sleep(1000);
+        continue;
+      }
+      backlog = claimed.length === free;
       for (const task of claimed) {
         inFlight++;
         void deliver(task);
       }
-      if (free > 0 && claimed.length === free) continue;
+      if (backlog && inFlight < concurrency) continue;
       await idle();
     }
   }
