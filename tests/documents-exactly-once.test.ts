@@ -191,6 +191,43 @@ describe('a refused write records nothing', () => {
   });
 });
 
+describe('a keyed DELETE removes the file only once its deletion committed', () => {
+  test('whose answer cannot be recorded: row and file stay; the retry deletes both', async () => {
+    const t = await stack.createTenant();
+    const contact = await createContact(t);
+    const document = (await uploadToContact(t, contact, 'keep.pdf', pdf())).body.data;
+    const key = objectKey(t, document);
+    const headers = { 'idempotency-key': `refuse-delete-${crypto.randomUUID()}` };
+    // The record's insert fails after the handler deleted the row: the keyed write rolls back.
+    // (not valid: records an earlier test left under its own refuse- key are not checked)
+    await stack.sql(
+      `alter table documents.idempotency_records add constraint refuse_delete_keys check (key not like 'refuse-delete-%') not valid`,
+    );
+    try {
+      const failed = await t.request('DELETE', `/v1/documents/${document.id}`, { headers });
+      expect([failed.status, failed.body.error.type]).toEqual([500, 'internal_error']);
+      expect((await t.request('GET', `/v1/documents/${document.id}`)).status).toBe(200);
+      // Checked again after a later request: the answer's after-work found no committed deletion.
+      await t.request('GET', '/v1/documents');
+      expect((await storedObjects(stack, t.tenantId)).keys).toEqual([key]);
+      const { rows } = await stack.sql('select count(*)::int as n from documents.object_deletions where storage_key = $1', [key]);
+      expect(rows[0].n).toBe(0);
+    } finally {
+      await stack.sql('alter table documents.idempotency_records drop constraint refuse_delete_keys');
+    }
+    const deleted = await t.request('DELETE', `/v1/documents/${document.id}`, { headers });
+    expect([deleted.status, deleted.body]).toEqual([200, { deleted: true }]);
+    await waitFor(
+      'the deleted document object',
+      () => storedObjects(stack, t.tenantId),
+      (s) => s.keys.length === 0,
+    );
+    const { rows } = await stack.sql('select count(*)::int as n from documents.object_deletions where storage_key = $1', [key]);
+    expect(rows[0].n).toBe(0);
+    expect((await documentEvents(t)).map((e) => e.type)).toEqual(['document.created', 'document.linked', 'document.deleted']);
+  });
+});
+
 describe('one key at once: one execution', () => {
   test('uploads through two gateway replicas', async () => {
     const t = await stack.createTenant();

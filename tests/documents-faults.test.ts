@@ -46,7 +46,7 @@ beforeAll(async () => {
   minio.consolePort = await freePort();
   minio.dir = mkdtempSync(join(tmpdir(), 'crm-minio-'));
   await startMinio();
-  stack = await startStack({ env: { S3_ENDPOINT: endpoint() } });
+  stack = await startStack({ env: { S3_ENDPOINT: endpoint(), OBJECT_DELETION_RETRY_MS: '300' } });
   tenant = await stack.createTenant();
   contact = await createContact(tenant);
 }, 180_000);
@@ -156,5 +156,39 @@ describe('sales faults', () => {
       await stack.restartProcess('sales');
     }
     expect((await uploadToContact(tenant, contact, 'with-sales.pdf', pdf())).status).toBe(201);
+  });
+});
+
+describe('storage faults after a commit', () => {
+  test('MinIO down during DELETE → 200 and the row is gone; the files go once MinIO is back', async () => {
+    const kept = await privateBucket();
+    const uploads = [
+      await uploadToContact(tenant, contact, 'gone1.pdf', pdf()),
+      await uploadToContact(tenant, contact, 'gone2.pdf', pdf()),
+    ];
+    const keys = uploads.map((u) => `${tenant.tenantId}/${u.body.data.filename}`);
+    expect((await privateBucket()).keys).toEqual(expect.arrayContaining(keys));
+    await killMinio();
+    // One without a key (the object goes right after the commit) and one with (once the answer is out).
+    const plain = await tenant.request('DELETE', `/v1/documents/${uploads[0]?.body.data.id}`);
+    const keyed = await tenant.request('DELETE', `/v1/documents/${uploads[1]?.body.data.id}`, {
+      headers: { 'idempotency-key': crypto.randomUUID() },
+    });
+    expect([plain.status, plain.body, keyed.status, keyed.body]).toEqual([200, { deleted: true }, 200, { deleted: true }]);
+    for (const u of uploads) expect((await tenant.request('GET', `/v1/documents/${u.body.data.id}`)).status).toBe(404);
+    const pending = async () =>
+      (
+        await stack.sql('select storage_key from documents.object_deletions where tenant_id = $1 order by storage_key', [tenant.tenantId])
+      ).rows.map((r: { storage_key: string }) => r.storage_key);
+    expect(await pending()).toEqual([...keys].sort());
+    await startMinio();
+    const deadline = Date.now() + 20_000;
+    let stored = await privateBucket();
+    while (keys.some((k) => stored.keys.includes(k)) && Date.now() < deadline) {
+      await Bun.sleep(200);
+      stored = await privateBucket();
+    }
+    expect(stored.keys.sort()).toEqual([...kept.keys].sort());
+    expect(await pending()).toEqual([]);
   });
 });

@@ -9,6 +9,8 @@ export const DocumentsEnv = Type.Object({
   S3_ACCESS_KEY: Type.String({ default: 'minioadmin' }),
   S3_SECRET_KEY: Type.String({ default: 'minioadmin' }),
   S3_BUCKET: Type.String({ default: 'crm-documents' }),
+  /** How often the stored objects of deleted documents that storage could not remove are retried. */
+  OBJECT_DELETION_RETRY_MS: Type.Integer({ minimum: 100, default: 60_000 }),
 });
 
 export type DocumentsConfig = ReturnType<typeof loadDocumentsConfig>;

@@ -5,6 +5,7 @@ import { createApp } from './app.ts';
 import { loadDocumentsConfig } from './config.ts';
 import type { DocumentsDatabase } from './db/database.ts';
 import { migrations } from './db/migrations/index.ts';
+import { startObjectDeletionRetries } from './documents/object-deletions.ts';
 import { startDeletionsConsumer } from './events/deletions-consumer.ts';
 import { createSalesDirectory } from './sales/client.ts';
 import { checkBucket, createS3, createStorage, ensureBucket } from './storage/s3.ts';
@@ -33,6 +34,7 @@ await runService<DocumentsDatabase>({
     const { fetch } = createApp({ db, logger, internalToken: config.INTERNAL_TOKEN, readiness: checks, storage, sales });
     const consumer = startDeletionsConsumer({ nc, db, logger, stream: config.EVENTS_STREAM, subjectPrefix: config.EVENTS_SUBJECT_PREFIX });
     const purge = startIdempotencyPurge(db, logger);
-    return { fetch, background: [consumer, purge] };
+    const objectDeletions = startObjectDeletionRetries(db, storage, logger, config.OBJECT_DELETION_RETRY_MS);
+    return { fetch, background: [consumer, purge, objectDeletions] };
   },
 });

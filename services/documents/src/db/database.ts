@@ -35,9 +35,19 @@ export interface DocumentOpportunitiesTable {
   created_at: Timestamp;
 }
 
+/** Stored objects of deleted documents not yet removed from the bucket (0004). */
+export interface ObjectDeletionsTable {
+  storage_key: string;
+  tenant_id: string;
+  created_at: Timestamp;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
+}
+
 /** Tables of the documents schema. */
 export interface DocumentsDatabase {
   document_categories: DocumentCategoriesTable;
   documents: DocumentsTable;
   document_opportunities: DocumentOpportunitiesTable;
+  object_deletions: ObjectDeletionsTable;
 }

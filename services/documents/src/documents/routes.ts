@@ -14,6 +14,7 @@ import {
   downloadResponse,
   SORTABLE,
 } from './model.ts';
+import { deletedObjects, removeDeletedObject } from './object-deletions.ts';
 import { LIST_DESCRIPTION, WRITE_DESCRIPTION } from './openapi-text.ts';
 import { documentContent, listCategoryPage, listDocumentPage, loadDocument, readListRequest, removeDocument } from './service.ts';
 
@@ -30,6 +31,7 @@ export function documentsRoutes(db: Kysely<DocumentsDatabase>, storage: Storage)
   return new Elysia({ name: 'documents-documents' })
     .use(requestContext)
     .use(exactlyOnce(db))
+    .use(deletedObjects(db, storage))
     .get(
       '/v1/document-categories',
       // per_page, page, sort, updated_since and the cursor's length were checked (one 422) by `listQuery`.
@@ -95,8 +97,12 @@ export function documentsRoutes(db: Kysely<DocumentsDatabase>, storage: Storage)
     )
     .delete(
       '/v1/documents/:id',
-      async ({ params, tenantId, ifMatch, write }) => {
-        await removeDocument(write.db, storage, tenantId, params.id, ifMatch);
+      async ({ params, tenantId, ifMatch, write, deletedObjects }) => {
+        const storageKey = await removeDocument(write.db, tenantId, params.id, ifMatch);
+        // Without a key the delete has committed: the object goes now. A keyed write commits
+        // after this handler, with its record: the object goes once the answer is out.
+        if (write.open) deletedObjects.add(storageKey);
+        else await removeDeletedObject(db, storage, storageKey);
         return { deleted: true as const };
       },
       {
@@ -104,7 +110,7 @@ export function documentsRoutes(db: Kysely<DocumentsDatabase>, storage: Storage)
         response: { 200: Deleted },
         detail: {
           summary: 'Delete a document',
-          description: `Removes the document, its contact and opportunity links and its stored file. ${WRITE_DESCRIPTION}`,
+          description: `Removes the document, its contact and opportunity links and its stored file. The file is removed after the deletion commits; when storage cannot be reached then, the deletion still succeeds and the file is removed as soon as storage is back. ${WRITE_DESCRIPTION}`,
           tags,
         },
       },

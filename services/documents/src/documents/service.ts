@@ -8,6 +8,7 @@ import type { Storage } from '../storage/s3.ts';
 import { isAllowedExtension, mimeTypes } from '../uploads/file-types.ts';
 import type { ReceivedUpload, StoredFile } from '../uploads/receive.ts';
 import { DocumentCreate, SORT_TYPES } from './model.ts';
+import { scheduleObjectDeletion } from './object-deletions.ts';
 import {
   type CategoryRow,
   categoryExists,
@@ -189,17 +190,20 @@ export async function listCategoryPage(db: Db, tenantId: string, request: ListRe
 }
 
 /**
- * Deletes the document, its links and its stored object (If-Match checked on the locked row);
- * the object is removed before the row's deletion commits.
+ * Deletes the document and its links and writes `document.deleted` (If-Match checked on the
+ * locked row), and schedules its stored object for removal in the same transaction
+ * (`object_deletions`). Returns the object's key: the caller removes it once this commits
+ * (`removeDeletedObject`), never before, so a rolled-back delete keeps its file.
  */
-export async function removeDocument(db: Db, storage: Storage, tenantId: string, id: number, ifMatch?: string): Promise<void> {
-  await inTransaction(db, async (trx) => {
+export async function removeDocument(db: Db, tenantId: string, id: number, ifMatch?: string): Promise<string> {
+  return await inTransaction(db, async (trx) => {
     if (!(await lockDocument(trx, tenantId, id))) throw notFound('Document');
     const row = (await findDocument(trx, tenantId, id)) as DocumentRow;
     assertIfMatch(ifMatch, presentDocument(row));
     await deleteDocument(trx, tenantId, id);
     await writeEvent(trx, { tenantId, type: 'document.deleted', data: { id } });
-    await storage.remove(row.storage_key);
+    await scheduleObjectDeletion(trx, tenantId, row.storage_key);
+    return row.storage_key;
   });
 }
 
