@@ -38,6 +38,9 @@ export interface PublicApiDeps {
   localFetch: (request: Request) => Promise<Response>;
 }
 
+/** The body of a GET or HEAD, which is never read. */
+const NO_BODY: RequestBody = { kind: 'none' };
+
 /**
  * The /v1 pipeline, in the contract's order. Each stage takes the request's context
  * (`GatewayRequest`) and adds what it learns:
@@ -49,8 +52,6 @@ export interface PublicApiDeps {
  *   6. audit — one record per request (§9)
  * Every failure becomes the error envelope with the request id.
  */
-const NO_BODY: RequestBody = { kind: 'none' };
-
 export function createPublicApi(deps: PublicApiDeps) {
   /**
    * Stage 1: HTTPS (throws), then the answer to an allowed CORS preflight, which needs no key;
