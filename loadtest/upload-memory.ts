@@ -23,6 +23,13 @@ function memoryOf(pid: number): { rss: number; hwm: number } {
 
 const fmt = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
 
+/** CPU time (user + system) a process has used, in ms: robust to other load, unlike wall time. */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 log('starting a stack…');
 const stack = await startStack();
 try {
@@ -48,6 +55,7 @@ try {
       for (const name of ['gateway', 'documents'] as const) peak[name] = Math.max(peak[name], memoryOf(pids[name]).rss);
     }, 20);
     const started = performance.now();
+    const cpuBefore = cpuMsOf(pids.documents);
     const statuses = await Promise.all(
       Array.from({ length: UPLOADS }, async (_, i) => {
         const form = new FormData();
@@ -58,12 +66,13 @@ try {
       }),
     );
     const seconds = (performance.now() - started) / 1000;
+    const cpuMs = cpuMsOf(pids.documents) - cpuBefore;
     clearInterval(sampler);
     failed ||= statuses.some((s) => s !== 201);
     worstGrowth = Math.max(worstGrowth, peak.documents - initial.documents.rss);
     log(
       `round ${round}: ${UPLOADS} × ${fmt(FILE_BYTES)} at once → ${statuses.filter((s) => s === 201).length} × 201 in ${seconds.toFixed(1)} s; ` +
-        `peak RSS gateway ${fmt(peak.gateway)} (+${fmt(peak.gateway - initial.gateway.rss)}), documents ${fmt(peak.documents)} (+${fmt(peak.documents - initial.documents.rss)})`,
+        `peak RSS gateway ${fmt(peak.gateway)} (+${fmt(peak.gateway - initial.gateway.rss)}), documents ${fmt(peak.documents)} (+${fmt(peak.documents - initial.documents.rss)}); documents CPU ${cpuMs} ms (${(cpuMs / UPLOADS).toFixed(0)} ms per upload)`,
     );
   }
   const after = { gateway: memoryOf(pids.gateway), documents: memoryOf(pids.documents) };
