@@ -4,7 +4,15 @@ import type { WebhooksDatabase } from '../db/database.ts';
 import type { TargetPolicy } from '../ssrf/target-guard.ts';
 import { sendWebhook } from './http-sender.ts';
 import { judgeAttempt, nextRetryDelayMs } from './retry-policy.ts';
-import { type AttemptRecord, type ClaimedTask, claimDueTasks, recordAttempt } from './task-queue.ts';
+import {
+  type AttemptRecord,
+  type AttemptToRecord,
+  type ClaimedTask,
+  claimDueTasks,
+  isPlainAttempt,
+  recordAttempt,
+  recordAttempts,
+} from './task-queue.ts';
 import { buildWebhookRequest } from './webhook-request.ts';
 
 export interface DeliveryWorkerOptions {
@@ -64,10 +72,48 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions) {
     wakeUp?.();
   };
 
+  // Finished attempts are logged together, one log statement at a time: those that finish while it
+  // runs go in the next one (fewer statements and pool connections under load, no timer). The
+  // receiver has its answer already; only the slot waits.
+  const toRecord: { entry: AttemptToRecord; settle: (error?: unknown) => void }[] = [];
+  let recording = false;
+  const recordOne = ({ entry, settle }: (typeof toRecord)[number]) =>
+    recordAttempt(db, entry.task, entry.record).then(
+      () => settle(),
+      (error) => settle(error ?? new Error('attempt not logged')),
+    );
+  async function flushRecords() {
+    if (recording) return;
+    recording = true;
+    try {
+      while (toRecord.length > 0) {
+        const taken = toRecord.splice(0, 100);
+        const plain = taken.filter((b) => isPlainAttempt(b.entry));
+        for (const b of taken) if (!isPlainAttempt(b.entry)) await recordOne(b);
+        try {
+          await recordAttempts(
+            db,
+            plain.map((b) => b.entry),
+          );
+          for (const b of plain) b.settle();
+        } catch {
+          // One attempt that cannot be logged must not fail the others: each on its own.
+          for (const b of plain) await recordOne(b);
+        }
+      }
+    } finally {
+      recording = false;
+    }
+  }
+  const record = (entry: AttemptToRecord) =>
+    new Promise<void>((resolve, reject) => {
+      toRecord.push({ entry, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      void flushRecords();
+    });
+
   async function deliver(task: ClaimedTask) {
     try {
-      const record = await attemptDelivery(task, options);
-      await recordAttempt(db, task, record);
+      await record({ task, record: await attemptDelivery(task, options) });
     } catch (error) {
       // The lease expires and the task is attempted again.
       logger.error('delivery bookkeeping failed', { task_id: task.id, event_id: task.event_id, error: String(error) });

@@ -94,3 +94,46 @@ export async function recordAttempt(db: Db, task: ClaimedTask, record: AttemptRe
     )
     select (select count(*) from filled) + (select count(*) from added) as logged`.execute(db);
 }
+
+/** One finished attempt to log. */
+export interface AttemptToRecord {
+  task: ClaimedTask;
+  record: AttemptRecord;
+}
+
+/** Whether `recordAttempts` can log this attempt: a new log row and the task moved on, nothing else. */
+export const isPlainAttempt = (e: AttemptToRecord) => e.task.queued_attempt_id === null && !e.record.disableReason;
+
+/**
+ * Logs several plain attempts (`isPlainAttempt`; the others go through `recordAttempt`) in ONE
+ * statement (one round trip, one commit): the same rows as `recordAttempt` one by one, or none.
+ */
+export async function recordAttempts(db: Db, plain: AttemptToRecord[]): Promise<void> {
+  if (plain.some((e) => !isPlainAttempt(e))) throw new Error('recordAttempts takes plain attempts only');
+  if (plain.length === 0) return;
+  if (plain.length === 1) {
+    const [only] = plain as [AttemptToRecord];
+    return recordAttempt(db, only.task, only.record);
+  }
+  const column = <T>(pick: (e: AttemptToRecord) => T) => plain.map(pick);
+  await sql`
+    with input as (
+      select * from unnest(${column((e) => e.task.id)}::bigint[], ${column((e) => e.task.tenant_id)}::text[],
+        ${column((e) => e.task.endpoint_id)}::bigint[], ${column((e) => e.task.event_id)}::text[], ${column((e) => e.task.type)}::text[],
+        ${column((e) => e.task.attempts + 1)}::int[], ${column((e) => e.record.status)}::text[], ${column((e) => e.record.statusCode)}::int[],
+        ${column((e) => storableText(e.record.error))}::text[], ${column((e) => storableText(e.record.excerpt))}::text[],
+        ${column((e) => e.record.durationMs)}::int[], ${column((e) => e.record.nextAttemptAt?.toISOString() ?? null)}::timestamptz[])
+        as i(task_id, tenant_id, endpoint_id, event_id, event_type, attempt, status, status_code, error, response_excerpt, duration_ms,
+          next_attempt_at)
+    ), added as (
+      insert into delivery_attempts (tenant_id, task_id, endpoint_id, event_id, event_type, attempt, status, status_code, error,
+        response_excerpt, duration_ms, next_attempt_at)
+      select tenant_id, task_id, endpoint_id, event_id, event_type, attempt, status, status_code, error, response_excerpt, duration_ms,
+        next_attempt_at
+      from input order by task_id
+      returning id
+    )
+    update delivery_tasks t set attempts = i.attempt, status = i.status, next_attempt_at = coalesce(i.next_attempt_at, now()),
+      queued_attempt_id = null, updated_at = now()
+    from input i where t.id = i.task_id`.execute(db);
+}
