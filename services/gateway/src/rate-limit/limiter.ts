@@ -75,8 +75,11 @@ export const COALESCE_MS_DEFAULT = 2;
  * and the database clock is the only clock, so the budget is exact across replicas. Within one
  * replica, requests for a bucket go together as one statement for k requests when they arrive
  * while its statement is in flight or less than `coalesceMs` after the last one started: under
- * load one round trip serves many requests instead of each queueing on the same row lock. Who
- * passes does not change: the statement grants them in arrival order, as k separate ones would.
+ * load one round trip serves many requests instead of each queueing on the same row lock. The
+ * grant stays exact: k requests together get what k statements at that instant would, in arrival
+ * order. The cost is latency: a request may wait up to `coalesceMs` (plus a statement in flight)
+ * when its bucket had a statement less than `coalesceMs` ago; one whose bucket had none goes at
+ * once (a client sending one request at a time, each slower than `coalesceMs`, never waits).
  */
 export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimiterOptions = {}) {
   const coalesceMs = options.coalesceMs ?? COALESCE_MS_DEFAULT;
