@@ -69,6 +69,8 @@ export interface EnsureStreamOptions {
   /** Replicas of the stream (1..5); default: what this process asked for before, else 1. */
   replicas?: number;
   logger?: Logger;
+  /** How long each JetStream API request may take (default the client's 5 s). */
+  timeoutMs?: number;
 }
 
 /** What `ensureStream` did: created the stream, updated the named settings, or found it as wanted. */
@@ -89,7 +91,7 @@ export async function ensureStream(
 ): Promise<EnsureStreamResult> {
   if (options.replicas !== undefined) replicasByStream.set(stream, options.replicas);
   const wanted = eventsStreamConfig(stream, subjectPrefix, options.replicas ?? replicasByStream.get(stream) ?? 1);
-  const jsm = await nc.jetstreamManager();
+  const jsm = await nc.jetstreamManager(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs });
   let current: StreamConfig;
   try {
     current = (await jsm.streams.info(stream)).config;

@@ -35,10 +35,10 @@ interface OutboxRow {
 export const RELAY_MAX_BACKOFF_MS = 1000;
 
 /**
- * How long a publish waits for JetStream's ack. A stream leader that vanished leaves publishes
- * unanswered until this runs out (an ack normally takes milliseconds), so it bounds how late the
- * relay notices a leader change; a late ack only makes the batch go again (the duplicate window
- * absorbs it).
+ * How long a publish waits for JetStream's ack, and the stream check after a failure for its
+ * answer. A leader that vanished leaves requests unanswered until this runs out (an answer normally
+ * takes milliseconds), so it bounds how late the relay notices a leader change; a late ack only
+ * makes the batch go again (the duplicate window absorbs it).
  */
 export const RELAY_PUBLISH_TIMEOUT_MS = 2000;
 
@@ -81,7 +81,7 @@ export function startOutboxRelay(options: RelayOptions) {
 
   async function drainOnce(): Promise<number> {
     if (!streamReady) {
-      await ensureStream(nc, stream, subjectPrefix, { replicas, logger });
+      await ensureStream(nc, stream, subjectPrefix, { replicas, logger, timeoutMs: RELAY_PUBLISH_TIMEOUT_MS });
       streamReady = true;
     }
     const own = listener;
