@@ -42,11 +42,19 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * exits. A full pipe (a reader that is behind) is waited for, as Node does for pipes.
  */
 function writeAll(text: string): void {
-  let bytes = Buffer.from(text);
+  let bytes: Buffer | undefined;
+  try {
+    // The whole text at once, as a string (no copy): the common case.
+    const written = writeSync(1, text);
+    if (written === Buffer.byteLength(text)) return;
+    bytes = Buffer.from(text).subarray(written);
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'EAGAIN') return;
+    bytes = Buffer.from(text);
+  }
   while (bytes.length > 0) {
     try {
-      const written = writeSync(1, bytes);
-      bytes = bytes.subarray(written);
+      bytes = bytes.subarray(writeSync(1, bytes));
     } catch (error) {
       if ((error as { code?: string }).code !== 'EAGAIN') return;
       Atomics.wait(pause, 0, 0, 1);
