@@ -42,8 +42,9 @@ export const responseHeaders = new Elysia({ name: 'crm-response-headers' })
     const etag = etagOfText(data);
     if (matchesIfNoneMatch(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers: { etag } });
     const body = onlyData(responseValue) ? `{"data":${data}}` : JSON.stringify(responseValue);
-    const headers: Record<string, string> = { 'content-type': JSON_CONTENT_TYPE, etag };
-    const extra = set.headers as Record<string, string>;
-    for (const name in extra) if (!(name in headers)) headers[name] = extra[name] as string;
+    // What the handler set stays (its content type included, as Response.json keeps it).
+    const headers = { ...(set.headers as Record<string, string>) };
+    headers['content-type'] ??= JSON_CONTENT_TYPE;
+    headers.etag = etag;
     return new Response(body, { status: typeof set.status === 'number' ? set.status : 200, headers });
   });
