@@ -258,7 +258,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a document
-     * @description Removes the document, its contact and opportunity links and its stored file. With `If-Match` (the `ETag` of `GET /documents/{id}`, or `*`): 412 `precondition_failed` when the document changed since, and nothing changes (no event); without it the write proceeds as before. A 412 is not stored under an Idempotency-Key, so the same key may be retried with a fresh ETag.
+     * @description Removes the document, its contact and opportunity links and its stored file. The file is removed after the deletion commits; when storage cannot be reached then, the deletion still succeeds and the file is removed as soon as storage is back. With `If-Match` (the `ETag` of `GET /documents/{id}`, or `*`): 412 `precondition_failed` when the document changed since, and nothing changes (no event); without it the write proceeds as before. A 412 is not stored under an Idempotency-Key, so the same key may be retried with a fresh ETag.
      */
     delete: operations['deleteDocumentsId'];
     options?: never;

@@ -110,7 +110,7 @@ export function documentsRoutes(db: Kysely<DocumentsDatabase>, storage: Storage)
         response: { 200: Deleted },
         detail: {
           summary: 'Delete a document',
-          description: `Removes the document, its contact and opportunity links and its stored file. ${WRITE_DESCRIPTION}`,
+          description: `Removes the document, its contact and opportunity links and its stored file. The file is removed after the deletion commits; when storage cannot be reached then, the deletion still succeeds and the file is removed as soon as storage is back. ${WRITE_DESCRIPTION}`,
           tags,
         },
       },
