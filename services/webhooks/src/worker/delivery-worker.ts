@@ -96,8 +96,9 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions) {
             plain.map((b) => b.entry),
           );
           for (const b of plain) b.settle();
-        } catch {
+        } catch (error) {
           // One attempt that cannot be logged must not fail the others: each on its own.
+          logger.warn('attempt log batch failed; logging each attempt on its own', { count: plain.length, error: String(error) });
           for (const b of plain) await recordOne(b);
         }
       }
@@ -111,15 +112,32 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions) {
       void flushRecords();
     });
 
+  /** Attempts made whose log is not written yet. */
+  let unrecorded = 0;
+
   async function deliver(task: ClaimedTask) {
+    let attempt: AttemptRecord | undefined;
     try {
-      await record({ task, record: await attemptDelivery(task, options) });
+      attempt = await attemptDelivery(task, options);
+    } catch (error) {
+      // The lease expires and the task is attempted again.
+      logger.error('delivery attempt failed', { task_id: task.id, event_id: task.event_id, error: String(error) });
+    } finally {
+      // The slot (a request in flight) is free once the receiver answered; the task's lease keeps
+      // it from being claimed again while its log is written.
+      inFlight--;
+      if (backlog || stopped) wake();
+    }
+    if (!attempt) return;
+    unrecorded++;
+    try {
+      await record({ task, record: attempt });
     } catch (error) {
       // The lease expires and the task is attempted again.
       logger.error('delivery bookkeeping failed', { task_id: task.id, event_id: task.event_id, error: String(error) });
     } finally {
-      inFlight--;
-      if (backlog || stopped) wake();
+      unrecorded--;
+      if (backlog) wake();
     }
   }
 
@@ -139,7 +157,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions) {
     while (!stopped) {
       const wokenBefore = woken;
       woken = false;
-      const free = concurrency - inFlight;
+      // At most `concurrency` requests in flight, and at most as many attempts again waiting for their log.
+      const free = Math.max(0, Math.min(concurrency - inFlight, 2 * concurrency - inFlight - unrecorded));
       if (free === 0) {
         // Tasks queued while every slot is busy: claimed when an attempt finishes.
         if (wokenBefore) backlog = true;
@@ -159,7 +178,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions) {
         inFlight++;
         void deliver(task);
       }
-      if (backlog && inFlight < concurrency) continue;
+      if (backlog && inFlight < concurrency && inFlight + unrecorded < 2 * concurrency) continue;
       await idle();
     }
   }
@@ -167,14 +186,14 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions) {
   const running = loop();
   return {
     wake,
-    /** Stops claiming and waits for in-flight attempts to be recorded. */
+    /** Stops claiming and waits for in-flight attempts to finish and be recorded. */
     async stop(): Promise<void> {
       stopped = true;
       wake();
       await running;
       // Bounded so SIGTERM exits in time; an unrecorded attempt is retried when its lease ends.
       const deadline = Date.now() + Math.min(options.timeoutMs, 5000);
-      while (inFlight > 0 && Date.now() < deadline) await sleep(50);
+      while ((inFlight > 0 || unrecorded > 0) && Date.now() < deadline) await sleep(50);
     },
   };
 }
