@@ -87,11 +87,13 @@ export function startOutboxRelay(options: RelayOptions) {
     const own = listener;
     const client = own ?? (await pool.connect());
     try {
-      // One round trip: a simple-protocol query may hold several statements (the limit is an integer literal).
+      // One round trip: a simple-protocol query may hold several statements (the limit is an integer
+      // literal). The marking's commit does not wait for the WAL flush: were it lost in a crash, the
+      // rows would be published again, which the stream's duplicate window absorbs.
       const results = (await client.query(
-        `begin; select seq, id, tenant_id, type, payload, created_at from outbox where published_at is null order by seq limit ${limit} for update skip locked`,
+        `begin; set local synchronous_commit = off; select seq, id, tenant_id, type, payload, created_at from outbox where published_at is null order by seq limit ${limit} for update skip locked`,
       )) as unknown as pg.QueryResult<OutboxRow>[];
-      const rows = results[1]?.rows ?? [];
+      const rows = results[2]?.rows ?? [];
       if (rows.length > 0) {
         const js = nc.jetstream();
         await Promise.all(

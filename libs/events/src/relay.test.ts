@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { createDb, poolConfig } from '@crm/db';
+import { type Kysely, sql } from 'kysely';
+import { connect, type NatsConnection } from 'nats';
+import type { Logger } from './logger.ts';
+import { ensureStream } from './nats.ts';
+import { outboxMigration, writeEvents } from './outbox.ts';
+import { startOutboxRelay } from './relay.ts';
+
+// Real PostgreSQL (a scratch schema of its own) and NATS (a stream of its own).
+const id = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+const schema = `relay_test_${id}`;
+const stream = `RELAY_TEST_${id.toUpperCase()}`;
+const prefix = `relaytest${id}.events`;
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+let db: Kysely<any>;
+let pool: ReturnType<typeof createDb>['pool'];
+let nc: NatsConnection;
+
+beforeAll(async () => {
+  ({ db, pool } = createDb<any>({ url, schema }));
+  await sql`create schema ${sql.id(schema)}`.execute(db);
+  await outboxMigration.up(db);
+  nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
+  await ensureStream(nc, stream, prefix);
+});
+
+afterAll(async () => {
+  await (await nc.jetstreamManager()).streams.delete(stream).catch(() => {});
+  await nc.close();
+  await sql`drop schema ${sql.id(schema)} cascade`.execute(db);
+  await db.destroy();
+});
+
+test('every committed event is published by NOTIFY alone, also those committed while a batch is being published (no poll needed)', async () => {
+  // A poll interval far beyond the test's time: an event whose NOTIFY were missed would stay pending.
+  const relay = startOutboxRelay({
+    pool,
+    listenConfig: poolConfig({ url, schema }),
+    schema,
+    nc,
+    stream,
+    subjectPrefix: prefix,
+    logger: quiet,
+    pollMs: 600_000,
+    batchSize: 5,
+  });
+  const pending = async () =>
+    Number((await sql<{ n: string }>`select count(*) as n from outbox where published_at is null`.execute(db)).rows[0]?.n);
+  // Let the relay's LISTEN connection start (it drains once when it does).
+  for (let i = 0; i < 100 && (await sql`select 1 from pg_stat_activity where query like 'listen %'`.execute(db)).rows.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // 40 transactions from 8 writers, one after another each: most commit while the relay publishes an earlier batch.
+  const ids: string[] = [];
+  await Promise.all(
+    Array.from({ length: 8 }, async (_, w) => {
+      for (let t = 0; t < 5; t++) {
+        const written = await db.transaction().execute((trx) =>
+          writeEvents(
+            trx,
+            Array.from({ length: 3 }, (_, n) => ({ tenantId: 't', type: 'contact.deleted' as const, data: { id: w * 100 + t * 10 + n } })),
+          ),
+        );
+        ids.push(...written);
+      }
+    }),
+  );
+  for (let i = 0; i < 200 && (await pending()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  expect(await pending()).toBe(0);
+  const info = await (await nc.jetstreamManager()).streams.info(stream);
+  expect(info.state.messages).toBe(ids.length);
+  expect(new Set(ids).size).toBe(120);
+  await relay.stop();
+});
+
+test('an event committed while the relay is marking a batch is published right after it, not at the next poll', async () => {
+  // Marking a batch takes 300 ms here, so the second event's NOTIFY arrives while the relay is busy.
+  await sql`create function slow_marking() returns trigger language plpgsql as $$ begin perform pg_sleep(0.3); return null; end $$`.execute(
+    db,
+  );
+  await sql`create trigger slow_marking before update on outbox for each statement execute function slow_marking()`.execute(db);
+  const relay = startOutboxRelay({
+    pool,
+    listenConfig: poolConfig({ url, schema }),
+    schema,
+    nc,
+    stream,
+    subjectPrefix: prefix,
+    logger: quiet,
+    pollMs: 600_000,
+  });
+  const before = (await (await nc.jetstreamManager()).streams.info(stream)).state.messages;
+  const write = () => db.transaction().execute((trx) => writeEvents(trx, [{ tenantId: 't', type: 'contact.deleted', data: { id: 1 } }]));
+  const [first] = await write();
+  // Wait until the relay is marking the first event (its update waits in the trigger).
+  for (let i = 0; i < 100; i++) {
+    const marking =
+      await sql`select 1 from pg_stat_activity where query like 'update outbox set published_at%' and state = 'active'`.execute(db);
+    if (marking.rows.length > 0) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const [second] = await write();
+  const published = async (eventId: string | undefined) =>
+    (await sql`select 1 from outbox where id = ${eventId} and published_at is not null`.execute(db)).rows.length === 1;
+  for (let i = 0; i < 100 && !(await published(second)); i++) await new Promise((r) => setTimeout(r, 50));
+  expect(await published(first)).toBe(true);
+  expect(await published(second)).toBe(true);
+  expect((await (await nc.jetstreamManager()).streams.info(stream)).state.messages).toBe(before + 2);
+  await relay.stop();
+});
