@@ -44,6 +44,8 @@ export interface ServiceSpec<DB> {
   /** Whether this service writes an outbox and runs the relay. */
   relay?: boolean;
   tls?: { cert: string; key: string };
+  /** Whether requests need `clientAddress()` (the gateway's rate limits and audit; a lookup per request). */
+  clientAddresses?: boolean;
   start(ctx: BootContext<DB>): Promise<{ fetch: (r: Request) => Response | Promise<Response>; background?: Stoppable[] }>;
 }
 
@@ -94,7 +96,7 @@ export async function runService<DB>(spec: ServiceSpec<DB>): Promise<void> {
     : undefined;
   const outboxPurge = spec.relay ? startOutboxPurge(db, config.OUTBOX_RETENTION_DAYS, logger) : undefined;
   const { fetch, background = [] } = await spec.start({ db, pool, nc, logger, readiness });
-  const server = serve(fetch, { port: spec.port, hostname: config.HOST, tls: spec.tls });
+  const server = serve(fetch, { port: spec.port, hostname: config.HOST, tls: spec.tls, clientAddresses: spec.clientAddresses });
   logger.info('listening', { port: server.port, host: config.HOST });
 
   onShutdown(async () => {

@@ -11,6 +11,8 @@ export interface ServeOptions {
   hostname?: string;
   /** PEM strings; when both are set the server speaks TLS. */
   tls?: { cert: string; key: string };
+  /** Whether `clientAddress()` is needed for this server's requests (it costs a lookup per request). */
+  clientAddresses?: boolean;
 }
 
 export interface RunningServer {
@@ -26,7 +28,7 @@ export const runtimeName: 'bun' | 'deno' | 'node' = g.Bun ? 'bun' : g.Deno ? 'de
 
 const clientAddresses = new WeakMap<Request, string>();
 
-/** The remote address of the TCP peer that sent this request, when the runtime knows it. */
+/** The remote address of the TCP peer that sent this request, when the runtime knows it (servers started with `clientAddresses`). */
 export function clientAddress(request: Request): string | undefined {
   return clientAddresses.get(request);
 }
@@ -41,11 +43,13 @@ export function serve(fetch: FetchHandler, options: ServeOptions): RunningServer
       idleTimeout: 120,
       maxRequestBodySize: 64 * 1024 * 1024,
       ...(options.tls ? { tls: options.tls } : {}),
-      fetch(request: Request, srv: any) {
-        const ip = srv.requestIP(request)?.address;
-        if (ip) clientAddresses.set(request, ip);
-        return fetch(request);
-      },
+      fetch: options.clientAddresses
+        ? (request: Request, srv: any) => {
+            const ip = srv.requestIP(request)?.address;
+            if (ip) clientAddresses.set(request, ip);
+            return fetch(request);
+          }
+        : (request: Request) => fetch(request),
     });
     return { port: server.port, stop: () => server.stop(false) };
   }
@@ -57,11 +61,13 @@ export function serve(fetch: FetchHandler, options: ServeOptions): RunningServer
         onListen() {},
         ...(options.tls ? { cert: options.tls.cert, key: options.tls.key } : {}),
       },
-      (request: Request, info: any) => {
-        const ip = info?.remoteAddr?.hostname;
-        if (ip) clientAddresses.set(request, ip);
-        return fetch(request);
-      },
+      options.clientAddresses
+        ? (request: Request, info: any) => {
+            const ip = info?.remoteAddr?.hostname;
+            if (ip) clientAddresses.set(request, ip);
+            return fetch(request);
+          }
+        : (request: Request) => fetch(request),
     );
     return { port: server.addr.port, stop: () => server.shutdown() };
   }

@@ -20,6 +20,7 @@ await runService<GatewayDatabase>({
   config,
   migrations,
   tls,
+  clientAddresses: true,
   async start({ db, nc, logger, readiness }) {
     const { fetch, opsFetch, background } = createApp({ config, db, nc, logger, readiness });
     // Metrics and probes on their own port, never TLS and never behind the public ingress (contract §20).
