@@ -2,11 +2,14 @@
 // commit→receipt latency. Writes EVENTS contacts (default 2000) through the gateway with
 // CONCURRENCY parallel writers (default 16) to a tenant whose webhook (contact.created) points at a
 // local receiver that verifies every signature like a customer would. Latency = receipt time minus
-// the event's `timestamp` (the outbox row's commit-time clock, same machine). Then a backlog run:
+// the event's `timestamp` (the outbox row's `created_at`: now() of the writing transaction, so it
+// includes that transaction's own time; same machine). With its own stack it also prints where the
+// time went per stage and the CPU ms per event of each service process. Then a backlog run:
 // BACKLOG contacts (default 2000) written while the webhooks service is stopped, drained on restart.
 // The live writes are paced open-loop at RATE per second (default 150, the rate of issue 18's
 // target: commit→receipt p95 < 100 ms); RATE=0 writes as fast as CONCURRENCY writers go.
 // Uses the running stack when GATEWAY_URL and ADMIN_TOKEN are set (backlog run skipped then).
+import { readFileSync } from 'node:fs';
 import { type Stack, startStack } from '@crm/testing';
 import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 
@@ -147,6 +150,22 @@ async function stageBreakdown(stack: Stack, receiver: Receiver, label: string) {
   );
 }
 
+/** CPU time (user + system, ms) of each service process so far, from /proc (Linux). */
+function cpuMs(stack: Stack): Record<string, number> {
+  const ticks = 100; // USER_HZ
+  const out: Record<string, number> = {};
+  for (const [name, proc] of Object.entries(stack.processes)) {
+    try {
+      const stat = readFileSync(`/proc/${proc.child.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out[name] = ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks;
+    } catch {
+      out[name] = Number.NaN;
+    }
+  }
+  return out;
+}
+
 const receiver = await startReceiver({ reply: () => ({ status: 204 }) });
 const external = process.env.GATEWAY_URL && process.env.ADMIN_TOKEN;
 let stack: Stack | undefined;
@@ -162,8 +181,17 @@ try {
   const live = await provision(url, token, receiver, 'live');
   await writeContacts(live, 50, 'warmup');
   log(`live: ${EVENTS} contact writes, ${RATE > 0 ? `${RATE} per second (open loop)` : `${CONCURRENCY} writers`}…`);
+  const cpuBefore = stack ? cpuMs(stack) : {};
   const liveWindow = RATE > 0 ? await writeContactsAtRate(live, EVENTS, 'live', RATE) : await writeContacts(live, EVENTS, 'live');
   const liveResult = await measure(receiver, 'live', 'written' in liveWindow ? (liveWindow.written as number) : EVENTS, liveWindow);
+  if (stack) {
+    // Less sensitive to other load on the machine than latency: CPU per event (includes the 1 s settling wait's idle work).
+    const cpuAfter = cpuMs(stack);
+    const perEvent = Object.fromEntries(
+      Object.entries(cpuAfter).map(([name, ms]) => [name, Math.round(((ms - (cpuBefore[name] ?? 0)) / liveResult.events) * 100) / 100]),
+    );
+    log(`live work per event (CPU ms per process): ${JSON.stringify(perEvent)}`);
+  }
   log(`live: ${JSON.stringify(liveResult)}`);
   if (RATE > 0) {
     const ok = (liveResult.p95_ms as number) < TARGET_P95_MS;
