@@ -57,9 +57,10 @@ export const RELAY_PUBLISH_TIMEOUT_MS = 2000;
  * two round trips to PostgreSQL per batch: `begin; select … for update skip locked`, then
  * `update …; commit`), on a pool connection while that connection is being opened again.
  * While NATS or PostgreSQL is down the rows stay pending and are retried with a back-off of at
- * most RELAY_MAX_BACKOFF_MS (so publishing resumes within about a second once a new stream
- * leader exists; a publish to a vanished leader fails after RELAY_PUBLISH_TIMEOUT_MS), and at
- * once when the NATS client reconnects; the LISTEN connection is opened
+ * most RELAY_MAX_BACKOFF_MS, counted from the start of the failed attempt (so publishing resumes
+ * within about RELAY_PUBLISH_TIMEOUT_MS once a new stream leader exists: a publish to a vanished
+ * leader fails after that timeout, and the next one starts at once), and at once when the NATS
+ * client reconnects; the LISTEN connection is opened
  * again, so the relay resumes by itself. A crash after publishing and before marking is absorbed
  * by the stream's duplicate window.
  */
@@ -181,6 +182,7 @@ export function startOutboxRelay(options: RelayOptions) {
     let backoff = 0;
     while (!stopped) {
       wanted = false;
+      const startedAt = Date.now();
       try {
         const published = await drainOnce();
         backoff = 0;
@@ -188,10 +190,13 @@ export function startOutboxRelay(options: RelayOptions) {
         if (published > 0) logger.debug('outbox published', { count: published });
       } catch (error) {
         backoff = Math.min(Math.max(backoff * 2, 100), RELAY_MAX_BACKOFF_MS);
-        logger.warn('outbox relay retrying', { error: error instanceof Error ? error.message : String(error), retry_ms: backoff });
+        // An attempt that itself waited (a publish timing out) counts towards the back-off: one
+        // attempt per back-off period at most, without adding a pause to a timeout.
+        const retryMs = Math.max(0, backoff - (Date.now() - startedAt));
+        logger.warn('outbox relay retrying', { error: error instanceof Error ? error.message : String(error), retry_ms: retryMs });
         wanted = false;
         backingOff = true;
-        await pause(backoff);
+        await pause(retryMs);
         backingOff = false;
         continue;
       }
