@@ -23,7 +23,7 @@ export const WebhooksEnv = Type.Object({
   WEBHOOK_INGEST_CONCURRENCY: Type.Integer({
     minimum: 1,
     default: 8,
-    description: 'Events stored at the same time by the JetStream consumer',
+    description: 'Batches of events the JetStream consumer stores at the same time (each batch one statement; at most 2 are used)',
   }),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, default: 500, description: 'How often the delivery worker looks for due tasks when idle' }),
   EVENTS_RETENTION_DAYS: Type.Integer({
