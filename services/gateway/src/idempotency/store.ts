@@ -12,6 +12,16 @@ export interface StoredResponse {
   body: Uint8Array;
 }
 
+/**
+ * The gateway's records commit without waiting for the WAL flush (`synchronous_commit` off for
+ * that one statement's transaction; its own durability is not needed): every keyed write is
+ * also recorded by the owning service in the write's own transaction (contract §21,
+ * `libs/idempotency`), so a claim or record lost in a PostgreSQL crash only sends the retry on to
+ * the service, which replays its record (or serialises on it while the first still runs). One
+ * flush (the service's) per keyed write instead of three.
+ */
+const NO_FLUSH = sql`(select set_config('synchronous_commit', 'off', true)) as no_flush`;
+
 /** Seconds a client is asked to wait before retrying a key that is still running. */
 const IN_USE_RETRY_AFTER_S = 1;
 
@@ -38,7 +48,7 @@ export async function claimIdempotencyKey(
   for (let attempt = 0; attempt < 3; attempt++) {
     const { rows } = await sql<{ claim_token: string }>`
       insert into idempotency_keys as k (tenant_id, key, fingerprint, claim_token, locked_until, created_at)
-      values (${tenantId}, ${key}, ${fingerprint}, ${token}, now() + ${lockMs} * interval '1 millisecond', now())
+      select ${tenantId}, ${key}, ${fingerprint}, ${token}, now() + ${lockMs} * interval '1 millisecond', now() from ${NO_FLUSH}
       on conflict (tenant_id, key) do update set
         fingerprint = excluded.fingerprint, claim_token = excluded.claim_token, locked_until = excluded.locked_until,
         status = null, headers = null, body = null, created_at = excluded.created_at
@@ -68,23 +78,18 @@ export async function claimIdempotencyKey(
 
 /** Stores the response of a claimed key, if this request still owns the claim. */
 export async function completeIdempotencyKey(db: Db, tenantId: string, key: string, token: string, response: StoredResponse) {
-  await db
-    .updateTable('idempotency_keys')
-    .set({ status: response.status, headers: JSON.stringify(response.headers) as never, body: response.body, locked_until: null })
-    .where('tenant_id', '=', tenantId)
-    .where('key', '=', key)
-    .where('claim_token', '=', token)
-    .execute();
+  await sql`
+    update idempotency_keys set status = ${response.status}, headers = ${JSON.stringify(response.headers)}::jsonb,
+      body = ${response.body}, locked_until = null
+    from ${NO_FLUSH}
+    where tenant_id = ${tenantId} and key = ${key} and claim_token = ${token}`.execute(db);
 }
 
 /** Gives the key back (nothing stored) so the client may retry, if this request still owns the claim. */
 export async function releaseIdempotencyKey(db: Db, tenantId: string, key: string, token: string) {
-  await db
-    .deleteFrom('idempotency_keys')
-    .where('tenant_id', '=', tenantId)
-    .where('key', '=', key)
-    .where('claim_token', '=', token)
-    .execute();
+  await sql`
+    delete from idempotency_keys using ${NO_FLUSH}
+    where tenant_id = ${tenantId} and key = ${key} and claim_token = ${token}`.execute(db);
 }
 
 /** Deletes records past the retention; returns how many. */
