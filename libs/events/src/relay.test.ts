@@ -33,9 +33,9 @@ afterAll(async () => {
   await db.destroy();
 });
 
-test('every committed event is published by NOTIFY alone, also those committed while a batch is being published (no poll needed)', async () => {
-  // A poll interval far beyond the test's time: an event whose NOTIFY were missed would stay pending.
-  const relay = startOutboxRelay({
+/** A relay that only NOTIFY wakes: its poll interval is far beyond any test's time. */
+const startNotifiedRelay = (options: { batchSize?: number } = {}) =>
+  startOutboxRelay({
     pool,
     listenConfig: poolConfig({ url, schema }),
     schema,
@@ -44,8 +44,12 @@ test('every committed event is published by NOTIFY alone, also those committed w
     subjectPrefix: prefix,
     logger: quiet,
     pollMs: 600_000,
-    batchSize: 5,
+    ...options,
   });
+
+test('every committed event is published by NOTIFY alone, also those committed while a batch is being published (no poll needed)', async () => {
+  // A poll interval far beyond the test's time: an event whose NOTIFY were missed would stay pending.
+  const relay = startNotifiedRelay({ batchSize: 5 });
   const pending = async () =>
     Number((await sql<{ n: string }>`select count(*) as n from outbox where published_at is null`.execute(db)).rows[0]?.n);
   // Let the relay's LISTEN connection start (it drains once when it does).
@@ -81,16 +85,7 @@ test('an event committed while the relay is marking a batch is published right a
     db,
   );
   await sql`create trigger slow_marking before update on outbox for each statement execute function slow_marking()`.execute(db);
-  const relay = startOutboxRelay({
-    pool,
-    listenConfig: poolConfig({ url, schema }),
-    schema,
-    nc,
-    stream,
-    subjectPrefix: prefix,
-    logger: quiet,
-    pollMs: 600_000,
-  });
+  const relay = startNotifiedRelay();
   const before = (await (await nc.jetstreamManager()).streams.info(stream)).state.messages;
   const write = () => db.transaction().execute((trx) => writeEvents(trx, [{ tenantId: 't', type: 'contact.deleted', data: { id: 1 } }]));
   const [first] = await write();
