@@ -174,16 +174,17 @@ test('PostgreSQL crashes and comes back under a write load: quick 503s meanwhile
   const pending = await stack.sql('select count(*)::int as n from sales.outbox where published_at is null');
   expect(pending.rows[0].n).toBe(0);
 
-  // Each relay opened its LISTEN connection again (new rows wake it at once, not at the next poll).
+  // Each relay opened its LISTEN connection again (new rows wake it at once, not at the next poll);
+  // the relay also runs its batches on that connection, so it is found by its name, not its last query.
   let listeners: string[] = [];
   for (const until = Date.now() + 10_000; Date.now() < until; await sleep(200)) {
-    const { rows } = await stack.sql<{ query: string }>(
-      "select query from pg_stat_activity where datname = current_database() and query like 'listen \"crm_outbox_%'",
+    const { rows } = await stack.sql<{ application_name: string }>(
+      "select application_name from pg_stat_activity where datname = current_database() and application_name like 'crm-outbox-relay:%'",
     );
-    listeners = rows.map((r) => r.query).sort();
+    listeners = rows.map((r) => r.application_name).sort();
     if (listeners.length >= 4) break;
   }
-  expect(listeners).toEqual(['catalog', 'documents', 'sales', 'webhooks'].map((s) => `listen "crm_outbox_${s}"`));
+  expect(listeners).toEqual(['catalog', 'documents', 'sales', 'webhooks'].map((s) => `crm-outbox-relay:${s}`));
 
   // Rate-limit buckets live in an UNLOGGED table, which crash recovery empties: the limited tenant's
   // budget is full again well within its minute (one window's budget, no more), as documented in

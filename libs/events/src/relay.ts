@@ -142,7 +142,9 @@ export function startOutboxRelay(options: RelayOptions) {
       try {
         await client.connect();
         client.on('notification', () => signal());
-        await client.query(`listen "crm_outbox_${schema}"`);
+        // Named once it listens, so operators (and the fault tests) can tell a listening relay in
+        // pg_stat_activity whatever its last query was (its batches run on this connection too).
+        await client.query(`listen "crm_outbox_${schema}"; set application_name = 'crm-outbox-relay:${schema}'`);
         listener = client;
         // Rows committed while we were not listening are picked up now rather than at the next poll.
         signal();
