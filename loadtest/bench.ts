@@ -263,11 +263,14 @@ try {
       ['floor', 'floor'],
       ['sales', 'a'],
       ['gateway', 'b'],
+      ['sales', 'e'],
+      ['gateway', 'd'],
     ] as const) {
-      log(`profiling a ${name} replica under the (${key}) load (bun --cpu-prof-md → ${dir}/${name})…`);
+      const sub = key === 'd' || key === 'e' ? `${name}-keyed-post` : name;
+      log(`profiling a ${name} replica under the (${key}) load (bun --cpu-prof-md → ${dir}/${sub})…`);
       const c = cases.find((x) => x.key === key) as Case;
       const base = new URL(c.shape('').url);
-      const profile = await profileProcess(name, bun.env, join(dir, name), (url) =>
+      const profile = await profileProcess(name, bun.env, join(dir, sub), (url) =>
         runWrk({ ...c.shape('profile'), url: url + base.pathname }, { seconds: 10, connections: CONNECTIONS }),
       );
       if (profile) {
