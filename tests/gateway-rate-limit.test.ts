@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { type Stack, sharedStack } from '@crm/testing';
+import pg from 'pg';
 
 let stack: Stack;
 
@@ -113,5 +114,126 @@ describe('rate limits (contract §7)', () => {
     const valid = await fetch(`${replica.url}/v1/users`, { headers: { 'x-api-key': tenant.apiKey, 'x-forwarded-for': address } });
     expect(valid.status).toBe(200);
     await replica.stop();
+  });
+
+  describe('a read forwarded while its grant is on the way (the grant decides)', () => {
+    /** GETs of one contact that sales has answered so far (its http_requests_total). */
+    async function salesContactReads(): Promise<number> {
+      const text = (await stack.call('sales', 'GET', '/metrics')).text;
+      let total = 0;
+      for (const m of text.matchAll(/^http_requests_total\{[^}]*method="GET",route="\/v1\/contacts\/:\w+"[^}]*\} (\d+)$/gm))
+        total += Number(m[1]);
+      return total;
+    }
+
+    /** The stack's gateway's count of reads sent ahead of a grant that refused them. */
+    async function refusedAhead(): Promise<number> {
+      const text = await (await fetch(`${stack.gatewayOpsUrl}/metrics`)).text();
+      return Number(/^gateway_reads_ahead_refused_total\{[^}]*\} (\d+)$/m.exec(text)?.[1]);
+    }
+
+    async function until(what: string, check: () => Promise<boolean>, ms = 5000): Promise<void> {
+      const end = Date.now() + ms;
+      while (!(await check())) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+
+    /** Holds the row lock of the tenant's read bucket, so its next grant waits until `release()`. */
+    async function holdReadBucket(tenantId: string) {
+      const client = new pg.Client({ connectionString: stack.databaseUrl });
+      await client.connect();
+      await client.query('begin');
+      const { rowCount } = await client.query('select 1 from gateway.rate_limits where bucket = $1 for update', [
+        `tenant:${tenantId}:read`,
+      ]);
+      expect(rowCount).toBe(1);
+      return {
+        /** Whether a gateway statement is waiting for the lock. */
+        async waited(): Promise<boolean> {
+          const { rows } = await stack.sql(
+            `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+          );
+          return rows[0].n > 0;
+        },
+        async release() {
+          await client.query('commit');
+          await client.end();
+        },
+      };
+    }
+
+    async function contactPath(tenant: Awaited<ReturnType<Stack['createTenant']>>): Promise<string> {
+      const created = await tenant.request('POST', '/v1/contacts', { body: contact(0) });
+      expect(created.status).toBe(201);
+      return `/v1/contacts/${created.body.data.id}`;
+    }
+
+    test('with room left, sales answers the read while its grant waits; the client gets it once the grant passes', async () => {
+      const tenant = await stack.createTenant({ limits: { read_per_minute: 50 } });
+      const path = await contactPath(tenant);
+      expect((await tenant.request('GET', path)).headers.get('ratelimit')).toMatch(/^"read";r=49;/);
+      const bucket = await holdReadBucket(tenant.tenantId);
+      const before = await salesContactReads();
+      let answered = false;
+      const pending = tenant.request('GET', path).then((r) => {
+        answered = true;
+        return r;
+      });
+      await until('the grant to wait for the bucket lock', () => bucket.waited());
+      await until('sales to answer the read', async () => (await salesContactReads()) > before);
+      expect(answered).toBe(false);
+      await bucket.release();
+      const read = await pending;
+      expect(read.status).toBe(200);
+      expect(read.headers.get('ratelimit')).toMatch(/^"read";r=48;/);
+      expect(read.body.data.name).toStartWith('Rate 0');
+    });
+
+    test('near the limit, the read waits for its grant: sales sees nothing before it, nor a refused read', async () => {
+      const tenant = await stack.createTenant({ limits: { read_per_minute: 3 } });
+      const path = await contactPath(tenant);
+      for (const left of [2, 1])
+        expect((await tenant.request('GET', path)).headers.get('ratelimit')).toMatch(new RegExp(`^"read";r=${left};`));
+      const bucket = await holdReadBucket(tenant.tenantId);
+      const before = await salesContactReads();
+      const pending = tenant.request('GET', path);
+      await until('the grant to wait for the bucket lock', () => bucket.waited());
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await salesContactReads()).toBe(before);
+      await bucket.release();
+      expect((await pending).status).toBe(200);
+      const refused = await tenant.request('GET', path);
+      expect(refused.status).toBe(429);
+      expect(await salesContactReads()).toBe(before + 1);
+    });
+
+    test('a read sent ahead of a grant that refuses it (another replica spent the budget) answers 429, not the read', async () => {
+      const replica = await stack.startGatewayReplica();
+      try {
+        const tenant = await stack.createTenant({ limits: { read_per_minute: 5 } });
+        const path = await contactPath(tenant);
+        // This replica learns that 4 are left; the other one spends them.
+        expect((await tenant.request('GET', path)).headers.get('ratelimit')).toMatch(/^"read";r=4;/);
+        for (let i = 0; i < 4; i++) {
+          const spent = await fetch(replica.url + path, { headers: { 'x-api-key': tenant.apiKey } });
+          expect(spent.status).toBe(200);
+          await spent.text();
+        }
+        // Sent ahead of its grant (this replica still believes 4 are left), refused by it.
+        const dropped = await refusedAhead();
+        const refused = await tenant.request('GET', path);
+        expect(await refusedAhead()).toBe(dropped + 1);
+        expect(refused.status).toBe(429);
+        expect(refused.body.error.type).toBe('rate_limited');
+        expect(refused.body.data).toBeUndefined();
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(refused.headers.get('ratelimit')).toMatch(/^"read";r=0;/);
+        expect(refused.headers.get('etag')).toBeNull();
+      } finally {
+        await replica.stop();
+      }
+    });
   });
 });

@@ -1,5 +1,5 @@
 import type { ServiceName } from '@crm/contracts';
-import { AppError, ERROR_TYPE_HEADER, errorResponse, type Logger, unavailableError } from '@crm/http';
+import { AppError, ERROR_TYPE_HEADER, errorResponse, type Logger, registerCounter, unavailableError } from '@crm/http';
 import { idempotencyKeyOf } from '@crm/idempotency';
 import type { Kysely } from 'kysely';
 import type { AuditEntry, AuditRecorder } from '../audit/recorder.ts';
@@ -11,9 +11,9 @@ import type { ServiceUrls } from '../health/health.ts';
 import { assertHttps, type TransportPolicy } from '../https/transport.ts';
 import { runIdempotent } from '../idempotency/idempotency.ts';
 import { type RequestBody, readRequestBody } from '../proxy/body.ts';
-import { forward } from '../proxy/forward.ts';
+import { type Cancellable, forward } from '../proxy/forward.ts';
 import type { RateLimiter } from '../rate-limit/limiter.ts';
-import { addressBudget, preflightBudget, tenantBudget } from '../rate-limit/policy.ts';
+import { addressBudget, type Budget, preflightBudget, tenantBudget } from '../rate-limit/policy.ts';
 import { rateLimitedError, rateLimitHeaders } from '../rate-limit/verdict.ts';
 import type { GatewayRequest } from './context.ts';
 import { withHeaders, withPublicHeaders } from './headers.ts';
@@ -38,6 +38,18 @@ export interface PublicApiDeps {
   localFetch: (request: Request) => Promise<Response>;
 }
 
+const ignore = () => {};
+
+/** Reads forwarded while their grant was on the way, and how many of them the grant refused. */
+let readsAhead = 0;
+let readsAheadRefused = 0;
+registerCounter('gateway_reads_ahead_of_grant_total', 'Reads forwarded while their rate-limit grant was on the way', () => readsAhead);
+registerCounter(
+  'gateway_reads_ahead_refused_total',
+  'Reads forwarded ahead of a grant that then refused them (their answer was dropped)',
+  () => readsAheadRefused,
+);
+
 /** The body of a GET or HEAD, which is never read. */
 const NO_BODY: RequestBody = { kind: 'none' };
 
@@ -48,6 +60,7 @@ const NO_BODY: RequestBody = { kind: 'none' };
  *   2. API key — a missing or unknown key spends the address budget: 401, then 429 (§5, §7)
  *   3. rate limit — the tenant budget the method spends (§7)
  *   4. route — a gateway-owned route, or idempotency (§8) around the forward to the owning service
+ *      (a read whose bucket has room is forwarded while its grant is on the way; the grant decides)
  *   5. answer — RateLimit headers, the error type learnt from X-Error-Type, the public headers (§20)
  *   6. audit — one record per request (§9)
  * Every failure becomes the error envelope with the request id.
@@ -83,13 +96,39 @@ export function createPublicApi(deps: PublicApiDeps) {
   }
 
   /** Stage 3: spends the tenant budget of the request's method (OPTIONS only looks). */
-  async function limit(ctx: GatewayRequest, principal: Principal): Promise<void> {
-    ctx.verdict = await deps.limiter.take(tenantBudget(ctx.method, principal));
+  async function limit(ctx: GatewayRequest, budget: Budget): Promise<void> {
+    ctx.verdict = await deps.limiter.take(budget);
     if (!ctx.verdict.allowed) throw rateLimitedError(ctx.verdict);
   }
 
+  /**
+   * Stages 3 and 4 for a read the bucket will very likely grant (GET or HEAD to a service, the
+   * replica's last grant for the bucket left room): the read is forwarded while its grant is on
+   * the way, so the answer waits for the slower of the two instead of both in turn. The grant
+   * still decides: refused (or failed), the read's answer is dropped unseen and aborted, and the
+   * client gets the 429 (or 503) exactly as if the read had never been sent. A write, or a read
+   * whose bucket is near its limit, waits for its grant first, so a client over its limit never
+   * makes a service work.
+   */
+  async function limitAlongsideRead(ctx: GatewayRequest, principal: Principal, budget: Budget): Promise<Response> {
+    readsAhead += 1;
+    const cancel: Cancellable = {};
+    const read = route(ctx, principal, cancel);
+    // Handled here, so that a failure while the grant is still on the way is not "unhandled".
+    read.catch(ignore);
+    try {
+      await limit(ctx, budget);
+    } catch (error) {
+      readsAheadRefused += 1;
+      cancel.controller?.abort();
+      read.then((response) => response.body?.cancel().catch(ignore), ignore);
+      throw error;
+    }
+    return read;
+  }
+
   /** Stage 4: a gateway-owned route, or the owning service (under the Idempotency-Key, if any). */
-  async function route(ctx: GatewayRequest, principal: Principal): Promise<Response> {
+  async function route(ctx: GatewayRequest, principal: Principal, cancel?: Cancellable): Promise<Response> {
     const methods = deps.localRoutes[ctx.path];
     if (methods) {
       if (!methods.includes(ctx.method)) {
@@ -116,6 +155,7 @@ export function createPublicApi(deps: PublicApiDeps) {
         internalToken: deps.internalToken,
         clientIp: ctx.clientIp,
         timeoutMs: deps.upstreamTimeoutMs,
+        cancel,
       });
     if (ctx.idempotencyKey === undefined) return send();
     return runIdempotent({
@@ -138,7 +178,11 @@ export function createPublicApi(deps: PublicApiDeps) {
     const known = deps.auth.cached(apiKey);
     if (known) ctx.principal = known;
     const principal = known ?? (await authenticate(ctx, apiKey));
-    await limit(ctx, principal);
+    const budget = tenantBudget(ctx.method, principal);
+    const method = ctx.method;
+    if ((method === 'GET' || method === 'HEAD') && ctx.service && !deps.localRoutes[ctx.path] && deps.limiter.likelyAllows(budget))
+      return limitAlongsideRead(ctx, principal, budget);
+    await limit(ctx, budget);
     return route(ctx, principal);
   }
 

@@ -34,6 +34,16 @@ export interface ForwardInput {
   internalToken: string;
   clientIp?: string;
   timeoutMs: number;
+  /**
+   * Given: receives the call's abort controller, so the caller can cancel it (a read sent ahead of
+   * its grant, when the grant refuses it). One object per call, no listener.
+   */
+  cancel?: Cancellable;
+}
+
+/** Filled in by `forward` with what aborts its call. */
+export interface Cancellable {
+  controller?: AbortController;
 }
 
 /**
@@ -129,6 +139,7 @@ export async function forward(input: ForwardInput): Promise<Response> {
   }
 
   const pending = awaitAnswer(input.timeoutMs);
+  if (input.cancel) input.cancel.controller = pending.controller;
   let upstream: Response;
   try {
     upstream = await fetch(input.baseUrl + input.pathAndQuery, {

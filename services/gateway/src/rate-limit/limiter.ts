@@ -1,7 +1,7 @@
 import { preparedStatement } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from '../db/database.ts';
-import { emissionInterval, PERIOD_MS, SLACK_MS } from './gcra.ts';
+import { admissible, emissionInterval, PERIOD_MS, SLACK_MS } from './gcra.ts';
 import type { Budget } from './policy.ts';
 import { type RateVerdict, verdictOf } from './verdict.ts';
 
@@ -70,6 +70,25 @@ export interface RateLimiterOptions {
 export const COALESCE_MS_DEFAULT = 2;
 
 /**
+ * How long this replica trusts what its last statement told it about a bucket (`likelyAllows`):
+ * other replicas spend from the same bucket meanwhile, so the estimate only ever errs by what
+ * they spent in that time.
+ */
+const HEADROOM_FRESH_MS = 1000;
+
+/** Requests a bucket must have left, by this replica's estimate, before `likelyAllows` says yes. */
+const HEADROOM_MARGIN = 2;
+
+/** Buckets whose estimate is kept at most (the busiest ones; the map is cleared when it is full). */
+const HEADROOM_MAX_BUCKETS = 10_000;
+
+/** What the last statement for a bucket said was left, minus the requests this replica sent since. */
+interface Headroom {
+  left: number;
+  at: number;
+}
+
+/**
  * The buckets' store: GCRA (`gcra.ts`) over a PostgreSQL row per bucket, applied by
  * `CONSUME_SQL` with the constants of `gcra.ts` as arguments. The row lock serialises replicas
  * and the database clock is the only clock, so the budget is exact across replicas. Within one
@@ -84,6 +103,7 @@ export const COALESCE_MS_DEFAULT = 2;
 export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimiterOptions = {}) {
   const coalesceMs = options.coalesceMs ?? COALESCE_MS_DEFAULT;
   const buckets = new Map<string, BucketState>();
+  const headroom = new Map<string, Headroom>();
 
   /** Sends the waiting batch if the bucket may have a statement now, else arms its timer; forgets an idle bucket. */
   function schedule(bucket: string, state: BucketState): void {
@@ -114,6 +134,12 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
         const allowed = i < row.granted;
         waiter.resolve(verdictOf(budget, base + (allowed ? i + 1 : row.granted) * interval, now, allowed));
       });
+      // What is left after this statement, less the requests queued for the next one.
+      if (headroom.size >= HEADROOM_MAX_BUCKETS) headroom.clear();
+      headroom.set(bucket, {
+        left: admissible(base + row.granted * interval, now, budget.limit) - ((state.batch as Batch | undefined)?.waiters.length ?? 0),
+        at: performance.now(),
+      });
     } catch (error) {
       for (const waiter of waiters) waiter.reject(error);
     } finally {
@@ -131,6 +157,8 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
       }
       state.batch ??= { budget, waiters: [] };
       state.batch.waiters.push({ resolve, reject });
+      const known = headroom.get(budget.bucket);
+      if (known) known.left -= 1;
       schedule(budget.bucket, state);
     });
   }
@@ -145,6 +173,22 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
     return verdictOf(budget, Number(row.tat_ms ?? 0), Number(row.now_ms), true);
   }
 
+  /**
+   * Whether the bucket will very likely grant a request now: its last statement on this replica,
+   * less than HEADROOM_FRESH_MS ago, left at least HEADROOM_MARGIN more requests than this replica
+   * has sent since. Only an estimate (other replicas spend too): the verdict is still `take`'s.
+   * The gateway uses it to forward a read while its grant is on the way (public-api.ts).
+   */
+  function likelyAllows(budget: Budget): boolean {
+    const known = headroom.get(budget.bucket);
+    if (!known) return false;
+    if (performance.now() - known.at > HEADROOM_FRESH_MS) {
+      headroom.delete(budget.bucket);
+      return false;
+    }
+    return known.left >= HEADROOM_MARGIN;
+  }
+
   /** Spends from the budget (or only looks, for a budget a request does not spend) and says what is left. */
   function take(budget: Budget): Promise<RateVerdict> {
     return budget.spends ? consume(budget) : peek(budget);
@@ -156,7 +200,7 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
     return Number(result.numAffectedRows ?? 0);
   }
 
-  return { take, purgeIdle };
+  return { take, likelyAllows, purgeIdle };
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
