@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from '../services/gateway/src/db/database.ts';
 import { migrations } from '../services/gateway/src/db/migrations/index.ts';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../services/gateway/src/idempotency/store.ts';
 import { emissionInterval, grant, PERIOD_MS, SLACK_MS } from '../services/gateway/src/rate-limit/gcra.ts';
 import { CONSUME_SQL, createRateLimiter } from '../services/gateway/src/rate-limit/limiter.ts';
 import { addressBudget, tenantBudget } from '../services/gateway/src/rate-limit/policy.ts';
@@ -182,5 +183,64 @@ describe('the limiter', () => {
     expect(await limiter.purgeIdle()).toBeGreaterThanOrEqual(1);
     const left = await sql<{ bucket: string }>`select bucket from rate_limits where bucket in (${busy.bucket}, 'idle-bucket')`.execute(db);
     expect(left.rows).toEqual([{ bucket: busy.bucket }]);
+  });
+});
+
+describe('what the gateway writes per request commits without a WAL flush of its own', () => {
+  /**
+   * WAL syncs (fsyncs of the log) since the server started, with `one`'s pending statistics
+   * flushed first (PostgreSQL 15 publishes a backend's counts at most once a second otherwise).
+   */
+  async function walSyncs(one: Kysely<GatewayDatabase>): Promise<number> {
+    await sql`select pg_stat_force_next_flush()`.execute(one);
+    await sql`select 1`.execute(one);
+    await sleep(100);
+    return Number((await sql<{ n: string }>`select wal_sync::text as n from pg_stat_wal`.execute(db)).rows[0]?.n);
+  }
+
+  test('100 grants, claims, records and releases: far fewer WAL syncs than commits; the setting stays per statement', async () => {
+    // One connection, so every statement's statistics are the ones flushed above.
+    const single = createDb<GatewayDatabase>({ url: run.databaseUrl, schema: 'gateway', max: 1 });
+    try {
+      const one = single.db;
+      const limiter = createRateLimiter(one, { coalesceMs: 0 });
+      const budget = tenantBudget('POST', { tenantId: crypto.randomUUID(), readPerMinute: 1000, writePerMinute: 1000 });
+      const tenantId = crypto.randomUUID();
+      const before = await walSyncs(one);
+      for (let i = 0; i < 100; i++) {
+        expect((await limiter.take(budget)).allowed).toBe(true);
+        const claim = await claimIdempotencyKey(one, tenantId, `k-${i}`, 'fingerprint', 30_000);
+        if (claim.kind !== 'claimed') throw new Error(`not claimed: ${claim.kind}`);
+        await completeIdempotencyKey(one, tenantId, `k-${i}`, claim.token, { status: 201, headers: {}, body: new Uint8Array([1]) });
+        const again = await claimIdempotencyKey(one, tenantId, `r-${i}`, 'fingerprint', 30_000);
+        if (again.kind !== 'claimed') throw new Error(`not claimed: ${again.kind}`);
+        await releaseIdempotencyKey(one, tenantId, `r-${i}`, again.token);
+      }
+      // 500 commits (the grants' table is unlogged: migration 0003); flushing the claims and records
+      // would be 300 syncs or more (the WAL writer adds a few per 200 ms).
+      expect((await walSyncs(one)) - before).toBeLessThan(50);
+      // Off for those statements' own transactions only: a later transaction on the connection flushes again.
+      const { rows } = await sql<{ s: string }>`select current_setting('synchronous_commit') as s`.execute(one);
+      expect(rows[0]?.s).toBe('on');
+    } finally {
+      await single.db.destroy();
+    }
+  });
+});
+
+describe("the limiter's estimate of a bucket's room (likelyAllows)", () => {
+  test('yes with two or more left after the requests it has sent, no below that or for a bucket it has not seen', async () => {
+    const limiter = createRateLimiter(db, { coalesceMs: 0 });
+    const budget = tenantBudget('GET', { tenantId: crypto.randomUUID(), readPerMinute: 4, writePerMinute: 4 });
+    expect(limiter.likelyAllows(budget)).toBe(false);
+    expect((await limiter.take(budget)).remaining).toBe(3);
+    expect(limiter.likelyAllows(budget)).toBe(true);
+    const pending = limiter.take(budget); // sent: 2 left by the estimate until it answers
+    expect(limiter.likelyAllows(budget)).toBe(true);
+    const third = limiter.take(budget); // 1 left by the estimate
+    expect(limiter.likelyAllows(budget)).toBe(false);
+    expect((await pending).remaining).toBe(2);
+    expect((await third).remaining).toBe(1);
+    expect(limiter.likelyAllows(budget)).toBe(false);
   });
 });

@@ -17,7 +17,7 @@ export interface DbOptions {
 export const DEFAULT_POOL_MAX = 5;
 
 /**
- * pg pool settings for a service's schema. A request waiting for a connection gives up after
+ * pg pool settings for a service's schema, each connection named `crm-<schema>`. A request waiting for a connection gives up after
  * 5 s instead of hanging (the gateway's upstream timeout is longer), and TCP keep-alive notices
  * a database host that vanished without closing its sockets.
  */
@@ -27,6 +27,8 @@ export function poolConfig({ url, schema, max = DEFAULT_POOL_MAX }: DbOptions): 
     connectionString: url,
     max,
     options: `-c search_path=${schema},public`,
+    // Names the owner of each connection in pg_stat_activity (and in PostgreSQL's logs with %a).
+    application_name: `crm-${schema}`,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 5000,
     keepAlive: true,

@@ -1,3 +1,4 @@
+import { preparedStatement } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from '../db/database.ts';
 
@@ -20,7 +21,35 @@ export interface StoredResponse {
  * the service, which replays its record (or serialises on it while the first still runs). One
  * flush (the service's) per keyed write instead of three.
  */
-const NO_FLUSH = sql`(select set_config('synchronous_commit', 'off', true)) as no_flush`;
+const NO_FLUSH = `(select set_config('synchronous_commit', 'off', true)) as no_flush`;
+
+// Constant texts sent as named prepared statements: each connection parses and plans them once
+// (a keyed write's claim and record cost about half the PostgreSQL CPU that way, loadtest/README.md).
+const CLAIM = preparedStatement<{ claim_token: string }>(`
+  insert into idempotency_keys as k (tenant_id, key, fingerprint, claim_token, locked_until, created_at)
+  select $1, $2, $3, $4, now() + $5::float8 * interval '1 millisecond', now() from ${NO_FLUSH}
+  on conflict (tenant_id, key) do update set
+    fingerprint = excluded.fingerprint, claim_token = excluded.claim_token, locked_until = excluded.locked_until,
+    status = null, headers = null, body = null, created_at = excluded.created_at
+  where (k.status is null and k.locked_until < now())
+     or k.created_at < now() - $6::float8 * interval '1 hour'
+  returning claim_token`);
+
+const EXISTING = preparedStatement<{
+  fingerprint: string;
+  status: number | null;
+  headers: Record<string, string> | null;
+  body: Uint8Array | null;
+}>('select fingerprint, status, headers, body from idempotency_keys where tenant_id = $1 and key = $2');
+
+const COMPLETE = preparedStatement(`
+  update idempotency_keys set status = $1, headers = $2::jsonb, body = $3, locked_until = null
+  from ${NO_FLUSH}
+  where tenant_id = $4 and key = $5 and claim_token = $6`);
+
+const RELEASE = preparedStatement(`
+  delete from idempotency_keys using ${NO_FLUSH}
+  where tenant_id = $1 and key = $2 and claim_token = $3`);
 
 /** Seconds a client is asked to wait before retrying a key that is still running. */
 const IN_USE_RETRY_AFTER_S = 1;
@@ -46,24 +75,9 @@ export async function claimIdempotencyKey(
 ): Promise<ClaimOutcome> {
   const token = crypto.randomUUID();
   for (let attempt = 0; attempt < 3; attempt++) {
-    const { rows } = await sql<{ claim_token: string }>`
-      insert into idempotency_keys as k (tenant_id, key, fingerprint, claim_token, locked_until, created_at)
-      select ${tenantId}, ${key}, ${fingerprint}, ${token}, now() + ${lockMs} * interval '1 millisecond', now() from ${NO_FLUSH}
-      on conflict (tenant_id, key) do update set
-        fingerprint = excluded.fingerprint, claim_token = excluded.claim_token, locked_until = excluded.locked_until,
-        status = null, headers = null, body = null, created_at = excluded.created_at
-      where (k.status is null and k.locked_until < now())
-         or k.created_at < now() - ${RETENTION_HOURS} * interval '1 hour'
-      returning claim_token`.execute(db);
+    const { rows } = await CLAIM.execute(db, [tenantId, key, fingerprint, token, lockMs, RETENTION_HOURS]);
     if (rows.length > 0) return { kind: 'claimed', token };
-    const existing = await sql<{
-      fingerprint: string;
-      status: number | null;
-      headers: Record<string, string> | null;
-      body: Uint8Array | null;
-    }>`
-      select fingerprint, status, headers, body
-      from idempotency_keys where tenant_id = ${tenantId} and key = ${key}`.execute(db);
+    const existing = await EXISTING.execute(db, [tenantId, key]);
     const row = existing.rows[0];
     if (!row) continue; // released between the two statements: try to claim again
     if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
@@ -78,18 +92,12 @@ export async function claimIdempotencyKey(
 
 /** Stores the response of a claimed key, if this request still owns the claim. */
 export async function completeIdempotencyKey(db: Db, tenantId: string, key: string, token: string, response: StoredResponse) {
-  await sql`
-    update idempotency_keys set status = ${response.status}, headers = ${JSON.stringify(response.headers)}::jsonb,
-      body = ${response.body}, locked_until = null
-    from ${NO_FLUSH}
-    where tenant_id = ${tenantId} and key = ${key} and claim_token = ${token}`.execute(db);
+  await COMPLETE.execute(db, [response.status, JSON.stringify(response.headers), response.body, tenantId, key, token]);
 }
 
 /** Gives the key back (nothing stored) so the client may retry, if this request still owns the claim. */
 export async function releaseIdempotencyKey(db: Db, tenantId: string, key: string, token: string) {
-  await sql`
-    delete from idempotency_keys using ${NO_FLUSH}
-    where tenant_id = ${tenantId} and key = ${key} and claim_token = ${token}`.execute(db);
+  await RELEASE.execute(db, [tenantId, key, token]);
 }
 
 /** Deletes records past the retention; returns how many. */
