@@ -327,3 +327,70 @@ describe('idempotency keys (contract §8)', () => {
     expect(docs.body.pagination.total).toBe(1);
   });
 });
+
+describe('a keyed write: its grant and its claim in one statement (§7 before §8)', () => {
+  test('the write bucket held: the one statement waiting is the grant together with the claim; released, the write goes through', async () => {
+    const t = await stack.createTenant({ limits: { write_per_minute: 50 } });
+    expect((await t.request('POST', '/v1/contacts', { body: { name: 'Warm', type: 'client' } })).status).toBe(201);
+    const pg = (await import('pg')).default;
+    const lock = new pg.Client({ connectionString: stack.databaseUrl });
+    await lock.connect();
+    try {
+      await lock.query('begin');
+      await lock.query('select 1 from gateway.rate_limits where bucket = $1 for update', [`tenant:${t.tenantId}:write`]);
+      const key = newKey();
+      const pending = t.request('POST', '/v1/contacts', { body: { name: `One ${key}`, type: 'client' }, headers: keyed(key) });
+      let waiting: string | undefined;
+      for (let i = 0; i < 100 && !waiting; i++) {
+        const { rows } = await stack.sql(
+          `select query from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%rate_limits%'`,
+        );
+        waiting = rows[0]?.query;
+        if (!waiting) await sleep(20);
+      }
+      // pg_stat_activity keeps the first 1024 bytes: the grant, as the first part of the claim's statement.
+      expect(waiting?.trim()).toStartWith('with g as (insert into rate_limits');
+      await lock.query('commit');
+      const created = await pending;
+      expect(created.status).toBe(201);
+      expect(created.headers.get('ratelimit')).toMatch(/^"write";r=48;/);
+      const replay = await t.request('POST', '/v1/contacts', { body: { name: `One ${key}`, type: 'client' }, headers: keyed(key) });
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.text).toBe(created.text);
+    } finally {
+      await lock.end();
+    }
+  });
+
+  test('over the limit: 429 before the body or key is judged, and the key is not claimed', async () => {
+    const t = await stack.createTenant({ limits: { write_per_minute: 1 } });
+    const first = await t.request('POST', '/v1/contacts', { body: { name: 'Only one', type: 'client' }, headers: keyed(newKey()) });
+    expect(first.status).toBe(201);
+    const key = newKey();
+    const refused = await t.request('POST', '/v1/contacts', { body: { name: 'Second', type: 'client' }, headers: keyed(key) });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.type).toBe('rate_limited');
+    const { rows } = await stack.sql('select 1 from gateway.idempotency_keys where tenant_id = $1 and key = $2', [t.tenantId, key]);
+    expect(rows).toHaveLength(0);
+    const malformed = await t.request('POST', '/v1/contacts', {
+      raw: '{"name": ',
+      headers: { ...keyed(newKey()), 'content-type': 'application/json' },
+    });
+    expect(malformed.status).toBe(429);
+    const badKey = await t.request('POST', '/v1/contacts', { body: { name: 'Bad key', type: 'client' }, headers: keyed('') });
+    expect(badKey.status).toBe(429);
+  });
+
+  test('within the limit, a malformed body under a key is 400 and spends the budget, as without a key', async () => {
+    const t = await stack.createTenant({ limits: { write_per_minute: 2 } });
+    const malformed = await t.request('POST', '/v1/contacts', {
+      raw: '{"name": ',
+      headers: { ...keyed(newKey()), 'content-type': 'application/json' },
+    });
+    expect(malformed.status).toBe(400);
+    expect(malformed.headers.get('ratelimit')).toMatch(/^"write";r=1;/);
+    const ok = await t.request('POST', '/v1/contacts', { body: { name: 'After', type: 'client' }, headers: keyed(newKey()) });
+    expect(ok.status).toBe(201);
+    expect(ok.headers.get('ratelimit')).toMatch(/^"write";r=0;/);
+  });
+});

@@ -3,7 +3,7 @@ import { requestFingerprint } from '@crm/idempotency';
 import type { Kysely } from 'kysely';
 import type { GatewayDatabase } from '../db/database.ts';
 import type { RequestBody } from '../proxy/body.ts';
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse } from './store.ts';
+import { type ClaimOutcome, claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse } from './store.ts';
 
 /**
  * Response headers kept with a stored result and replayed (contract §8: Location and content
@@ -25,6 +25,11 @@ export interface IdempotentCall {
   /** How long a claim blocks duplicates when its owner dies: upstream timeout plus a margin. */
   lockMs: number;
   execute: () => Promise<Response>;
+  /**
+   * The claim already attempted with the request's grant (`CLAIM_WITH_GRANT`): its fingerprint,
+   * token, and whether it won. Absent: runIdempotent claims the key itself.
+   */
+  attempted?: { fingerprint: string; token: string; won: boolean };
 }
 
 function replay(stored: StoredResponse): Response {
@@ -50,8 +55,11 @@ function isStorable(response: Response, bytes: Uint8Array): boolean {
  * method, path or body differ. Gateway-made errors, 5xx and validation errors release the key.
  */
 export async function runIdempotent(call: IdempotentCall): Promise<Response> {
-  const fingerprint = await requestFingerprint(call.method, call.pathAndQuery, call.body);
-  const claim = await claimIdempotencyKey(call.db, call.tenantId, call.key, fingerprint, call.lockMs);
+  const attempted = call.attempted;
+  const fingerprint = attempted?.fingerprint ?? (await requestFingerprint(call.method, call.pathAndQuery, call.body));
+  const claim: ClaimOutcome = attempted?.won
+    ? { kind: 'claimed', token: attempted.token }
+    : await claimIdempotencyKey(call.db, call.tenantId, call.key, fingerprint, call.lockMs, attempted?.token, attempted !== undefined);
   if (claim.kind !== 'claimed') {
     if (call.body.kind === 'multipart') await call.body.stream.cancel().catch(() => {});
     if (claim.kind === 'replay') return replay(claim.response);

@@ -1,6 +1,7 @@
 import { preparedStatement } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from '../db/database.ts';
+import { CONSUME_SQL, type Consumed } from '../rate-limit/limiter.ts';
 
 type Db = Kysely<GatewayDatabase>;
 
@@ -25,15 +26,36 @@ const NO_FLUSH = `(select set_config('synchronous_commit', 'off', true)) as no_f
 
 // Constant texts sent as named prepared statements: each connection parses and plans them once
 // (a keyed write's claim and record cost about half the PostgreSQL CPU that way, loadtest/README.md).
-const CLAIM = preparedStatement<{ claim_token: string }>(`
-  insert into idempotency_keys as k (tenant_id, key, fingerprint, claim_token, locked_until, created_at)
-  select $1, $2, $3, $4, now() + $5::float8 * interval '1 millisecond', now() from ${NO_FLUSH}
+/**
+ * The claim's insert, its values numbered from `$first` (tenant, key, fingerprint, token, lock ms,
+ * retention hours), selected `from` the given source. It wins when the key is new, when the
+ * previous claim's owner died (its lock expired without a stored response), or when the stored
+ * record is older than the retention.
+ */
+function claimInsert(first: number, from: string): string {
+  const $ = (n: number) => `$${first + n}`;
+  return `insert into idempotency_keys as k (tenant_id, key, fingerprint, claim_token, locked_until, created_at)
+  select ${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}::uuid, now() + ${$(4)}::float8 * interval '1 millisecond', now() from ${from}
   on conflict (tenant_id, key) do update set
     fingerprint = excluded.fingerprint, claim_token = excluded.claim_token, locked_until = excluded.locked_until,
     status = null, headers = null, body = null, created_at = excluded.created_at
   where (k.status is null and k.locked_until < now())
-     or k.created_at < now() - $6::float8 * interval '1 hour'
-  returning claim_token`);
+     or k.created_at < now() - ${$(5)}::float8 * interval '1 hour'
+  returning claim_token`;
+}
+
+const CLAIM = preparedStatement<{ claim_token: string }>(claimInsert(1, NO_FLUSH));
+
+/**
+ * A write's rate-limit grant and, only if it passed, its key's claim: one statement, one round
+ * trip (contract §7 before §8: the claim is made only for a granted request). Run by the
+ * limiter's `takeWith` (parameters 1–5 the grant's, 6–11 the claim's); `claim_token` is null
+ * when the request was refused or the key is held (a replay, in use, another fingerprint).
+ */
+export const CLAIM_WITH_GRANT = preparedStatement<Consumed & { claim_token: string | null }>(`
+  with g as (${CONSUME_SQL}),
+  c as (${claimInsert(6, `g, ${NO_FLUSH} where g.granted > 0`)})
+  select g.base_ms, g.granted, g.now_ms, (select claim_token from c) as claim_token from g`);
 
 const EXISTING = preparedStatement<{
   fingerprint: string;
@@ -61,10 +83,10 @@ export type ClaimOutcome =
   | { kind: 'mismatch' };
 
 /**
- * Claims (tenant, key) atomically for one request. The insert wins when the key is new, when
- * the previous claim's owner died (its lock expired without a stored response), or when the
- * stored record is older than the retention. Otherwise the existing record decides: another
- * fingerprint → mismatch; finished → replay; still running → in use.
+ * Claims (tenant, key) atomically for one request (`CLAIM`). When it loses, the existing record
+ * decides: another fingerprint → mismatch; finished → replay; still running → in use. `token`
+ * and `tried`: the claim was already attempted with this token in the write's grant
+ * (`CLAIM_WITH_GRANT`) and lost, so the record is looked at first.
  */
 export async function claimIdempotencyKey(
   db: Db,
@@ -72,11 +94,14 @@ export async function claimIdempotencyKey(
   key: string,
   fingerprint: string,
   lockMs: number,
+  token: string = crypto.randomUUID(),
+  tried = false,
 ): Promise<ClaimOutcome> {
-  const token = crypto.randomUUID();
   for (let attempt = 0; attempt < 3; attempt++) {
-    const { rows } = await CLAIM.execute(db, [tenantId, key, fingerprint, token, lockMs, RETENTION_HOURS]);
-    if (rows.length > 0) return { kind: 'claimed', token };
+    if (!tried || attempt > 0) {
+      const { rows } = await CLAIM.execute(db, [tenantId, key, fingerprint, token, lockMs, RETENTION_HOURS]);
+      if (rows.length > 0) return { kind: 'claimed', token };
+    }
     const existing = await EXISTING.execute(db, [tenantId, key]);
     const row = existing.rows[0];
     if (!row) continue; // released between the two statements: try to claim again

@@ -1,6 +1,6 @@
 import type { ServiceName } from '@crm/contracts';
 import { AppError, ERROR_TYPE_HEADER, errorResponse, type Logger, registerCounter, unavailableError } from '@crm/http';
-import { idempotencyKeyOf } from '@crm/idempotency';
+import { idempotencyKeyOf, requestFingerprint } from '@crm/idempotency';
 import type { Kysely } from 'kysely';
 import type { AuditEntry, AuditRecorder } from '../audit/recorder.ts';
 import { redactQuery } from '../audit/recorder.ts';
@@ -10,6 +10,7 @@ import type { GatewayDatabase } from '../db/database.ts';
 import type { ServiceUrls } from '../health/health.ts';
 import { assertHttps, type TransportPolicy } from '../https/transport.ts';
 import { runIdempotent } from '../idempotency/idempotency.ts';
+import { CLAIM_WITH_GRANT, RETENTION_HOURS } from '../idempotency/store.ts';
 import { type RequestBody, readRequestBody } from '../proxy/body.ts';
 import { type Cancellable, forward } from '../proxy/forward.ts';
 import type { RateLimiter } from '../rate-limit/limiter.ts';
@@ -39,6 +40,15 @@ export interface PublicApiDeps {
 }
 
 const ignore = () => {};
+
+/** The request's Idempotency-Key, or undefined when it has none or an invalid one (refused after its grant, in `route`). */
+function validKeyOf(request: Request): string | undefined {
+  try {
+    return idempotencyKeyOf(request);
+  } catch {
+    return undefined;
+  }
+}
 
 /** Reads forwarded while their grant was on the way, and how many of them the grant refused. */
 let readsAhead = 0;
@@ -128,7 +138,12 @@ export function createPublicApi(deps: PublicApiDeps) {
   }
 
   /** Stage 4: a gateway-owned route, or the owning service (under the Idempotency-Key, if any). */
-  async function route(ctx: GatewayRequest, principal: Principal, cancel?: Cancellable): Promise<Response> {
+  async function route(
+    ctx: GatewayRequest,
+    principal: Principal,
+    cancel?: Cancellable,
+    claimed?: { body: RequestBody; attempted: { fingerprint: string; token: string; won: boolean } },
+  ): Promise<Response> {
     const methods = deps.localRoutes[ctx.path];
     if (methods) {
       if (!methods.includes(ctx.method)) {
@@ -142,7 +157,7 @@ export function createPublicApi(deps: PublicApiDeps) {
     if (!service) throw new AppError('not_found', `No route for ${ctx.path}`);
     ctx.idempotencyKey = idempotencyKeyOf(ctx.request);
     const method = ctx.method;
-    const body = method === 'GET' || method === 'HEAD' ? NO_BODY : await readRequestBody(ctx.request);
+    const body = claimed?.body ?? (method === 'GET' || method === 'HEAD' ? NO_BODY : await readRequestBody(ctx.request));
     const pathAndQuery = ctx.path + ctx.search;
     const send = () =>
       forward({
@@ -167,7 +182,42 @@ export function createPublicApi(deps: PublicApiDeps) {
       body,
       lockMs: deps.upstreamTimeoutMs + deps.claimMarginMs,
       execute: send,
+      attempted: claimed?.attempted,
     });
+  }
+
+  /**
+   * Stages 3 and 4 for a write to a service with a valid Idempotency-Key: its body is read and
+   * fingerprinted first, then its grant and its key's claim go as ONE statement (the claim only
+   * when the grant passed: limits still come before idempotency, §7). A body the gateway refuses
+   * (400, 413) is answered after the grant, as on every other path, so an over-limit client
+   * still gets its 429 first.
+   */
+  async function limitAndClaim(ctx: GatewayRequest, principal: Principal, budget: Budget, key: string): Promise<Response> {
+    let body: RequestBody;
+    try {
+      body = await readRequestBody(ctx.request);
+    } catch (error) {
+      await limit(ctx, budget);
+      throw error;
+    }
+    const fingerprint = await requestFingerprint(ctx.method, ctx.path + ctx.search, body);
+    const token = crypto.randomUUID();
+    const lockMs = deps.upstreamTimeoutMs + deps.claimMarginMs;
+    const { verdict, row } = await deps.limiter.takeWith(budget, CLAIM_WITH_GRANT, [
+      principal.tenantId,
+      key,
+      fingerprint,
+      token,
+      lockMs,
+      RETENTION_HOURS,
+    ]);
+    ctx.verdict = verdict;
+    if (!verdict.allowed) {
+      if (body.kind === 'multipart') await body.stream.cancel().catch(ignore);
+      throw rateLimitedError(verdict);
+    }
+    return route(ctx, principal, undefined, { body, attempted: { fingerprint, token, won: row.claim_token === token } });
   }
 
   async function respond(ctx: GatewayRequest): Promise<Response> {
@@ -180,8 +230,13 @@ export function createPublicApi(deps: PublicApiDeps) {
     const principal = known ?? (await authenticate(ctx, apiKey));
     const budget = tenantBudget(ctx.method, principal);
     const method = ctx.method;
-    if ((method === 'GET' || method === 'HEAD') && ctx.service && !deps.localRoutes[ctx.path] && deps.limiter.likelyAllows(budget))
+    const toService = ctx.service !== undefined && !deps.localRoutes[ctx.path];
+    if ((method === 'GET' || method === 'HEAD') && toService && deps.limiter.likelyAllows(budget))
       return limitAlongsideRead(ctx, principal, budget);
+    if (toService && budget.policy === 'write') {
+      const key = validKeyOf(ctx.request);
+      if (key !== undefined) return limitAndClaim(ctx, principal, budget, key);
+    }
     await limit(ctx, budget);
     return route(ctx, principal);
   }

@@ -1,4 +1,4 @@
-import { preparedStatement } from '@crm/db';
+import { type PreparedStatement, preparedStatement } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from '../db/database.ts';
 import { admissible, emissionInterval, PERIOD_MS, SLACK_MS } from './gcra.ts';
@@ -29,7 +29,14 @@ returning r.base_ms, r.granted, (extract(epoch from now()) * 1000)::float8 as no
 
 // One constant text, sent as a named prepared statement with its values: no query building per
 // call, and PostgreSQL parses and plans it once per connection.
-const CONSUME = preparedStatement<{ base_ms: number; granted: number; now_ms: number }>(CONSUME_SQL);
+/** What CONSUME_SQL returns: the arrival time the grant started from, how many passed, the database clock. */
+export interface Consumed {
+  base_ms: number;
+  granted: number;
+  now_ms: number;
+}
+
+const CONSUME = preparedStatement<Consumed>(CONSUME_SQL);
 
 interface Waiter {
   resolve: (verdict: RateVerdict) => void;
@@ -105,6 +112,12 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
   const buckets = new Map<string, BucketState>();
   const headroom = new Map<string, Headroom>();
 
+  /** Remembers what a statement left in the bucket (its tat at the database's `now`), less `queued` requests sent since. */
+  function noteHeadroom(budget: Budget, tatMs: number, nowMs: number, bucket: string, queued = 0): void {
+    if (headroom.size >= HEADROOM_MAX_BUCKETS) headroom.clear();
+    headroom.set(bucket, { left: admissible(tatMs, nowMs, budget.limit) - queued, at: performance.now() });
+  }
+
   /** Sends the waiting batch if the bucket may have a statement now, else arms its timer; forgets an idle bucket. */
   function schedule(bucket: string, state: BucketState): void {
     if (state.inFlight || state.timer !== undefined) return;
@@ -135,11 +148,7 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
         waiter.resolve(verdictOf(budget, base + (allowed ? i + 1 : row.granted) * interval, now, allowed));
       });
       // What is left after this statement, less the requests queued for the next one.
-      if (headroom.size >= HEADROOM_MAX_BUCKETS) headroom.clear();
-      headroom.set(bucket, {
-        left: admissible(base + row.granted * interval, now, budget.limit) - ((state.batch as Batch | undefined)?.waiters.length ?? 0),
-        at: performance.now(),
-      });
+      noteHeadroom(budget, base + row.granted * interval, now, bucket, (state.batch as Batch | undefined)?.waiters.length ?? 0);
     } catch (error) {
       for (const waiter of waiters) waiter.reject(error);
     } finally {
@@ -161,6 +170,25 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
       if (known) known.left -= 1;
       schedule(budget.bucket, state);
     });
+  }
+
+  /**
+   * One request's grant and, in the same statement, what the caller does only if it passed: a
+   * statement made of `with g as (CONSUME_SQL) …` (its first five parameters are the grant's,
+   * `extra` follow) that returns g's base_ms, granted and now_ms with its own columns. The
+   * request does not wait for its bucket's batch: concurrent statements of a bucket queue on its
+   * row, and the grant is exactly `take`'s. The gateway claims a write's Idempotency-Key this
+   * way: one round trip for both (idempotency/store.ts `CLAIM_WITH_GRANT`).
+   */
+  async function takeWith<R extends Consumed>(budget: Budget, statement: PreparedStatement<R>, extra: readonly unknown[]) {
+    const interval = emissionInterval(budget.limit);
+    const { rows } = await statement.execute(db, [budget.bucket, 1, interval, PERIOD_MS, SLACK_MS, ...extra]);
+    const row = rows[0] as R;
+    const base = Number(row.base_ms);
+    const now = Number(row.now_ms);
+    const allowed = row.granted > 0;
+    noteHeadroom(budget, base + row.granted * interval, now, budget.bucket);
+    return { verdict: verdictOf(budget, base + (allowed ? 1 : 0) * interval, now, allowed), row };
   }
 
   /** The bucket's state without spending from it (for requests that are not counted, like OPTIONS). */
@@ -200,7 +228,7 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
     return Number(result.numAffectedRows ?? 0);
   }
 
-  return { take, likelyAllows, purgeIdle };
+  return { take, takeWith, likelyAllows, purgeIdle };
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
