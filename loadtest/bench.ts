@@ -10,7 +10,7 @@
 // All cases run back to back in each of BENCH_ROUNDS (3) rounds, so machine noise hits every case
 // alike; each ratio is taken within a round and judged on its median over the rounds. Then (b)
 // open-loop at half its median peak for the p99 (loadtest/open-loop.ts; BENCH_HALF_GENERATOR=k6
-// for k6). Every case prints the generator's CPU share,
+// for k6), and (a) and the floor at that same rate for reference (the machine's own tail). Every case prints the generator's CPU share,
 // CPU ms per request of each process and SQL statements per request. BENCH_PROFILE=1 (or a miss)
 // adds CPU profiles of the floor, of sales under (a) and of the gateway under (b).
 // `--runtime deno` (or BENCH_RUNTIME=deno) runs the by-id read cases on a Bun stack and a Deno
@@ -158,7 +158,7 @@ try {
   }
   const figuresOf = rounds.map((round) => Object.fromEntries(Object.entries(round).map(([k, m]) => [k, m.figures])));
 
-  let half: { rate: number; figures: LoadFigures; generator: number } | undefined;
+  let half: { rate: number; figures: LoadFigures; generator: number; same: { label: string; figures: LoadFigures }[] } | undefined;
   if (!deno) {
     const rate = Math.max(1, Math.floor(spread(figuresOf.map((r) => r.b?.rps ?? 0)).median / 2));
     log(`(b½) gateway GET at ${rate} req/s (half its median peak), open loop, ${HALF_SECONDS} s…`);
@@ -168,7 +168,17 @@ try {
       process.env.BENCH_HALF_GENERATOR === 'k6'
         ? k6Figures(await k6AtRate(b.shape('half'), { vus: CONNECTIONS, duration: `${HALF_SECONDS}s`, rate, name: 'bench-b-half' }))
         : await openLoopAtRate(b.shape('half'), { seconds: HALF_SECONDS, rate });
-    half = { rate, figures, generator: (await account.stop()).generator };
+    half = { rate, figures, generator: (await account.stop()).generator, same: [] };
+    // The same open loop at the same rate against sales direct and the floor: how much of the tail
+    // is the machine's (its scheduler, the generator, PostgreSQL) rather than the gateway's.
+    for (const key of ['a', 'floor']) {
+      const c = cases.find((x) => x.key === key) as Case;
+      log(`(${key}) at the same rate, open loop, ${HALF_SECONDS} s…`);
+      half.same.push({
+        label: c.label.replace(/ GET by id.*/, ''),
+        figures: await openLoopAtRate(c.shape('half'), { seconds: HALF_SECONDS, rate }),
+      });
+    }
   }
 
   const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
@@ -211,10 +221,15 @@ try {
       )} ${`${f(failed * 100, 1)}%`.padStart(5)} ${f(med(c.key, (m) => m.cpu.generator * 100)).padStart(5)} ${f(med(c.key, (m) => m.cpu.machine * 100)).padStart(6)}  ${perRequest}  ${statements}`,
     );
   }
-  if (half)
+  if (half) {
     say(
       `${`(b) at half peak: ${half.rate} req/s (open loop)`.padEnd(48)} ${f(half.figures.rps).padStart(7)} ${''.padStart(13)} ${f(half.figures.p50, 2).padStart(7)} ${f(half.figures.p99, 2).padStart(7)} ${`${f(half.figures.failed * 100, 1)}%`.padStart(5)} ${f(half.generator * 100).padStart(5)}`,
     );
+    for (const same of half.same)
+      say(
+        `${`${same.label} at the same rate (open loop)`.padEnd(48)} ${f(same.figures.rps).padStart(7)} ${''.padStart(13)} ${f(same.figures.p50, 2).padStart(7)} ${f(same.figures.p99, 2).padStart(7)} ${`${f(same.figures.failed * 100, 1)}%`.padStart(5)}`,
+      );
+  }
 
   const checks: RatioCheck[] = [
     { name: 'a/floor by id ≥ 0.75', over: 'a', under: 'floor', atLeast: 0.75 },
@@ -246,7 +261,10 @@ try {
   }
   const verdicts: Verdict[] = checks.map((check) => judgeRatio(check, figuresOf));
   if (half)
-    verdicts.push({ name: 'p99 of (b) at half peak < 20 ms', value: half.figures.p99, ok: half.figures.p99 < 20, reference: false });
+    verdicts.push(
+      { name: 'p99 of (b) at half peak < 20 ms', value: half.figures.p99, ok: half.figures.p99 < 20, reference: false },
+      ...half.same.map((same) => ({ name: `p99 of ${same.label} at that rate`, value: same.figures.p99, ok: true, reference: true })),
+    );
   say();
   say(`${''.padEnd(49)} min / median / max over the rounds`);
   for (const v of verdicts) say(verdictLine(v));

@@ -52,8 +52,9 @@ test('every committed event is published by NOTIFY alone, also those committed w
   const relay = startNotifiedRelay({ batchSize: 5 });
   const pending = async () =>
     Number((await sql<{ n: string }>`select count(*) as n from outbox where published_at is null`.execute(db)).rows[0]?.n);
-  // Let the relay's LISTEN connection start (it drains once when it does).
-  for (let i = 0; i < 100 && (await sql`select 1 from pg_stat_activity where query like 'listen %'`.execute(db)).rows.length === 0; i++) {
+  // Let the relay's LISTEN connection start (it drains once when it does): it is named once it listens.
+  const listening = sql`select 1 from pg_stat_activity where application_name = ${`crm-outbox-relay:${schema}`}`;
+  for (let i = 0; i < 100 && (await listening.execute(db)).rows.length === 0; i++) {
     await new Promise((r) => setTimeout(r, 50));
   }
   // 40 transactions from 8 writers, one after another each: most commit while the relay publishes an earlier batch.
