@@ -8,21 +8,13 @@
 // BENCH_CONNECTIONS (16). Figures: loadtest/README.md.
 import { readdirSync, readFileSync } from 'node:fs';
 import { startBenchTarget } from './lib/bench-setup.ts';
+import { processTicks as ticks } from './lib/cpu.ts';
 import { runWrk } from './lib/wrk.ts';
 
 const SECONDS = Number(process.env.WRITE_COST_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const log = (m: string) => console.log(`[write-cost] ${m}`);
 
-function ticks(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return undefined;
-  }
-}
 function cmdline(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();

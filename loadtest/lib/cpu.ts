@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 const TICKS_PER_SECOND = 100;
 
 /** utime + stime of a process in clock ticks, or undefined when it is gone. */
-function processTicks(pid: number): number | undefined {
+export function processTicks(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces), counted from `state` = field 3.
