@@ -116,6 +116,34 @@ describe('rate limits (contract §7)', () => {
     await replica.stop();
   });
 
+  test('RATE_LIMIT_COALESCE_MS: reads arriving within the window after a grant share the next one', async () => {
+    const replica = await stack.startGatewayReplica({ RATE_LIMIT_COALESCE_MS: '1000' });
+    try {
+      const tenant = await stack.createTenant({ limits: { read_per_minute: 100 } });
+      const statements = async () =>
+        Number(/^db_queries_total\{[^}]*\} (\d+)$/m.exec(await (await fetch(`${replica.opsUrl}/metrics`)).text())?.[1]);
+      const read = () => fetch(`${replica.url}/v1/users`, { headers: { 'x-api-key': tenant.apiKey } });
+      expect((await read()).status).toBe(200); // an idle bucket: at once
+      const before = await statements();
+      // Five reads 50 ms apart, all within the window after that grant: one grant statement for the
+      // five (with the default 2 ms, five). The rest of the count is the audit log's batches (≤ 2).
+      const reads: Promise<Response>[] = [];
+      for (let i = 0; i < 5; i++) {
+        reads.push(read());
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const answers = await Promise.all(reads);
+      expect(answers.map((r) => r.status)).toEqual(Array(5).fill(200));
+      // Granted in arrival order, one interval apart (the bucket refills meanwhile: 100/min is one per 600 ms).
+      const left = answers.map((r) => Number(/;r=(\d+);/.exec(r.headers.get('ratelimit') ?? '')?.[1]));
+      expect(left.slice(1).map((n, i) => (left[i] as number) - n)).toEqual([1, 1, 1, 1]);
+      await new Promise((r) => setTimeout(r, 600)); // the audit batch of those answers
+      expect((await statements()) - before).toBeLessThanOrEqual(3);
+    } finally {
+      await replica.stop();
+    }
+  });
+
   describe('a read forwarded while its grant is on the way (the grant decides)', () => {
     /** GETs of one contact that sales has answered so far (its http_requests_total). */
     async function salesContactReads(): Promise<number> {

@@ -28,6 +28,11 @@ export const GatewayEnv = Type.Object({
   UNAUTHENTICATED_PER_MINUTE: Type.Integer({ minimum: 1, default: 60 }),
   /** An idempotency claim of a dead gateway expires after UPSTREAM_TIMEOUT_MS plus this margin. */
   IDEMPOTENCY_CLAIM_MARGIN_MS: Type.Integer({ minimum: 0, default: 5000 }),
+  /**
+   * A bucket's rate-limit statements start at least this many milliseconds apart on a replica;
+   * the requests arriving meanwhile share the next one (limits stay exact; see the README).
+   */
+  RATE_LIMIT_COALESCE_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 2 }),
   AUDIT_FLUSH_MS: Type.Integer({ minimum: 10, default: 500 }),
   AUDIT_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 500 }),
   /** Memory the audit entries waiting for the database may take; beyond it new entries are dropped and counted. */

@@ -71,8 +71,9 @@ export interface RateLimiterOptions {
 }
 
 /**
- * `coalesceMs` when not given. Measured under the bench's gateway read (one tenant, 16
- * connections): 0 → 0.35 statements per request, 2 → 0.15, 4 → 0.09 (loadtest/README.md).
+ * `coalesceMs` when not given (the gateway's `RATE_LIMIT_COALESCE_MS`). Measured under the bench's
+ * gateway read (one tenant, 16 connections): 0 → 0.35 statements per request, 2 → 0.15, 4 → 0.09
+ * (loadtest/README.md).
  */
 export const COALESCE_MS_DEFAULT = 2;
 
