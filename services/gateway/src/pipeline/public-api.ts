@@ -50,13 +50,13 @@ function validKeyOf(request: Request): string | undefined {
   }
 }
 
-/** Reads forwarded while their grant was on the way, and how many of them the grant refused. */
+/** Reads forwarded while their grant was on the way, and how many of them the grant refused (or failed to give). */
 let readsAhead = 0;
 let readsAheadRefused = 0;
 registerCounter('gateway_reads_ahead_of_grant_total', 'Reads forwarded while their rate-limit grant was on the way', () => readsAhead);
 registerCounter(
   'gateway_reads_ahead_refused_total',
-  'Reads forwarded ahead of a grant that then refused them (their answer was dropped)',
+  'Reads forwarded ahead of a grant that then refused them or failed (their answer was dropped)',
   () => readsAheadRefused,
 );
 
