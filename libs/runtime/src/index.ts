@@ -104,3 +104,4 @@ export function exit(code: number): never {
   if (runtimeName === 'deno') g.Deno.exit(code);
   process.exit(code);
 }
+export { type Http1Client, type Http1Request, http1Client } from './http1-client.ts';

@@ -1,3 +1,4 @@
+import type { ServiceName } from '@crm/contracts';
 import {
   AppError,
   createInternalClient,
@@ -6,7 +7,9 @@ import {
   type Logger,
   type ReadinessCheck,
   type RequestScope,
+  registerCounter,
 } from '@crm/http';
+import { type Http1Client, http1Client } from '@crm/runtime';
 import { Elysia } from 'elysia';
 import type { Kysely } from 'kysely';
 import type { NatsConnection } from 'nats';
@@ -16,7 +19,7 @@ import { createAuthenticator } from './auth/authenticate.ts';
 import type { GatewayConfig } from './config.ts';
 import { createCorsPolicy, parseAllowedOrigins } from './cors/cors.ts';
 import type { GatewayDatabase } from './db/database.ts';
-import { healthRoutes, serviceUrls } from './health/health.ts';
+import { healthRoutes, type ServiceUrls, serviceUrls } from './health/health.ts';
 import { assertHttps, clientIpOf, transportPolicy } from './https/transport.ts';
 import { startIdempotencyPurge } from './idempotency/purge.ts';
 import { createOpenApiDocument } from './openapi/document.ts';
@@ -43,6 +46,26 @@ const LOCAL_ROUTES: Record<string, string[]> = { '/v1/health': ['GET'], '/v1/aud
 const PROBES = new Set(['/livez', '/readyz']);
 /** Public under /v1 but served by Elysia without a key (contract §2). */
 const OPENAPI_V1 = '/v1/openapi/v1.yaml';
+
+/**
+ * The clients reads to sales, catalog and webhooks go through (`http1`): their answers are JSON
+ * of bounded size. Documents' downloads stream files, and the gateway's own client cannot slow a
+ * sender down, so they stay with fetch, as do Deno and https upstreams (no client: undefined).
+ */
+function readClientsFor(urls: ServiceUrls, choice: 'http1' | 'fetch'): Partial<Record<ServiceName, Http1Client>> {
+  if (choice === 'fetch') return {};
+  const clients: Partial<Record<ServiceName, Http1Client>> = {};
+  for (const service of ['sales', 'catalog', 'webhooks'] as const) {
+    const client = http1Client(urls[service]);
+    if (client) clients[service] = client;
+  }
+  registerCounter(
+    'gateway_upstream_connections_opened_total',
+    "Connections the gateway's own HTTP/1.1 read client opened to services (kept alive and reused)",
+    () => Object.values(clients).reduce((total, client) => total + client.stats().opened, 0),
+  );
+  return clients;
+}
 
 /**
  * The gateway: /v1 goes through the public pipeline; /admin, docs and probes through Elysia.
@@ -89,6 +112,7 @@ export function createApp(deps: GatewayDeps) {
     transport,
     cors,
     urls,
+    readClients: readClientsFor(urls, config.UPSTREAM_READ_CLIENT),
     internalToken: config.INTERNAL_TOKEN,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     claimMarginMs: config.IDEMPOTENCY_CLAIM_MARGIN_MS,

@@ -1,6 +1,7 @@
 import type { ServiceName } from '@crm/contracts';
 import { AppError, ERROR_TYPE_HEADER, errorResponse, type Logger, registerCounter, unavailableError } from '@crm/http';
 import { idempotencyKeyOf, requestFingerprint } from '@crm/idempotency';
+import type { Http1Client } from '@crm/runtime';
 import type { Kysely } from 'kysely';
 import type { AuditEntry, AuditRecorder } from '../audit/recorder.ts';
 import { redactQuery } from '../audit/recorder.ts';
@@ -28,6 +29,8 @@ export interface PublicApiDeps {
   transport: TransportPolicy;
   cors: CorsPolicy;
   urls: ServiceUrls;
+  /** Per service, the client its reads go through when not fetch (UPSTREAM_READ_CLIENT). */
+  readClients: Partial<Record<ServiceName, Http1Client>>;
   internalToken: string;
   upstreamTimeoutMs: number;
   /** How long an idempotency claim outlives a dead owner beyond the upstream timeout. */
@@ -171,6 +174,7 @@ export function createPublicApi(deps: PublicApiDeps) {
         clientIp: ctx.clientIp,
         timeoutMs: deps.upstreamTimeoutMs,
         cancel,
+        readClient: deps.readClients[service],
       });
     if (ctx.idempotencyKey === undefined) return send();
     return runIdempotent({

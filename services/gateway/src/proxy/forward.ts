@@ -1,4 +1,5 @@
 import { AppError, headers as h } from '@crm/http';
+import type { Http1Client } from '@crm/runtime';
 import type { RequestBody } from './body.ts';
 
 /** Request headers never passed on: hop-by-hop, the client's key, and what the gateway itself sets. */
@@ -39,6 +40,8 @@ export interface ForwardInput {
    * its grant, when the grant refuses it). One object per call, no listener.
    */
   cancel?: Cancellable;
+  /** The upstream's own HTTP/1.1 client, used for a GET or HEAD when given (else fetch). */
+  readClient?: Http1Client;
 }
 
 /** Filled in by `forward` with what aborts its call. */
@@ -141,16 +144,20 @@ export async function forward(input: ForwardInput): Promise<Response> {
   const pending = awaitAnswer(input.timeoutMs);
   if (input.cancel) input.cancel.controller = pending.controller;
   let upstream: Response;
+  const method = input.request.method;
   try {
-    upstream = await fetch(input.baseUrl + input.pathAndQuery, {
-      method: input.request.method,
-      headers: out,
-      body,
-      redirect: 'manual',
-      signal: pending.controller.signal,
-      // @ts-expect-error: streaming request bodies need half duplex (Node/Deno/Bun fetch)
-      duplex: 'half',
-    });
+    upstream =
+      input.readClient && input.body.kind === 'none' && (method === 'GET' || method === 'HEAD')
+        ? await input.readClient.request({ method, path: input.pathAndQuery, headers: out, signal: pending.controller.signal })
+        : await fetch(input.baseUrl + input.pathAndQuery, {
+            method,
+            headers: out,
+            body,
+            redirect: 'manual',
+            signal: pending.controller.signal,
+            // @ts-expect-error: streaming request bodies need half duplex (Node/Deno/Bun fetch)
+            duplex: 'half',
+          });
   } catch (error) {
     if (input.body.kind === 'multipart' && input.body.exceeded()) {
       throw new AppError('payload_too_large', 'Uploads must be at most 20971520 bytes (20 MB)');
