@@ -346,10 +346,14 @@ describe('retention', () => {
       );
     const suffix = crypto.randomUUID().replace(/-/g, '');
     await insert(`evt_old${suffix}`, '40 days');
-    await insert(`evt_pending${suffix}`, '45 days');
+    // The old event with a pending delivery: both rows in one statement, or the purge (which runs
+    // every few hundred milliseconds here) could delete the event before its task exists.
     await stack.sql(
-      `insert into webhooks.delivery_tasks (tenant_id, event_id, endpoint_id, status, next_attempt_at)
-       values ($1, $2, $3, 'pending', now() + interval '1 day')`,
+      `with event as (
+         insert into webhooks.events (id, tenant_id, type, data, occurred_at)
+         values ($2, $1, 'contact.created', '{}', now() - interval '45 days') returning id)
+       insert into webhooks.delivery_tasks (tenant_id, event_id, endpoint_id, status, next_attempt_at)
+       select $1, id, $3, 'pending', now() + interval '1 day' from event`,
       [t.tenantId, `evt_pending${suffix}`, hook.id],
     );
     const exists = async (id: string) =>
