@@ -85,7 +85,7 @@ function readCases(t: BenchTarget, kinds: ('id' | 'name' | 'email')[], prefix = 
         ? [
             { key: `${prefix}b`, label: '(b) GET by id via gateway (all policies)', target: t, shape: get(t.urls.gateway + p, api) },
             { key: `${prefix}c`, label: '(c) GET by id via nginx (bare proxy)', target: t, shape: get(t.urls.nginx + p, {}) },
-            { key: `${prefix}p`, label: '(p) GET by id via runtime server + fetch', target: t, shape: get(t.urls.proxy + p, {}) },
+            { key: `${prefix}p`, label: '(p) GET by id via bare runtime proxy', target: t, shape: get(t.urls.proxy + p, {}) },
           ]
         : []),
     ];
