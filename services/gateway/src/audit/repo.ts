@@ -1,5 +1,5 @@
-import { inIdOrder, type ListRequest, type PageOfIds, readPageIds } from '@crm/db';
-import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
+import { inIdOrder, type ListRequest, type PageOfIds, preparedStatement, readPageIds } from '@crm/db';
+import { type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { AuditLogsTable, GatewayDatabase } from '../db/database.ts';
 
 export interface AuditFilter {
@@ -43,20 +43,34 @@ function presented(row: Selectable<AuditLogsTable>) {
   return { ...row, id: Number(row.id), occurred_at: row.occurred_at.toISOString(), duration_ms: Number(row.duration_ms) };
 }
 
+/** The batch insert: one named prepared statement over column arrays (`unnest`). */
+const INSERT_AUDIT_ENTRIES = preparedStatement(`insert into audit_logs (occurred_at, request_id, tenant_id, key_id, method,
+    path, query, status, duration_ms, client_ip, user_agent, idempotency_key, replayed, error_type)
+  select * from unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+    $8::integer[], $9::float8[], $10::text[], $11::text[], $12::text[], $13::boolean[], $14::text[])`);
+
 /**
  * Inserts a batch of audit entries as ONE statement over column arrays (`unnest`): the
- * statement text and its 14 parameters stay the same size whatever the batch size, so building
- * it costs the gateway's event loop next to nothing.
+ * statement text and its 14 parameters stay the same whatever the batch size, and each
+ * connection plans it once (a named prepared statement), so a small batch costs little more per
+ * entry than a large one.
  */
 export async function insertAuditEntries(db: Kysely<GatewayDatabase>, entries: Insertable<AuditLogsTable>[]): Promise<void> {
   const column = <T>(pick: (e: Insertable<AuditLogsTable>) => T | null | undefined) => entries.map((e) => pick(e) ?? null);
-  await sql`insert into audit_logs (occurred_at, request_id, tenant_id, key_id, method, path, query, status, duration_ms,
-      client_ip, user_agent, idempotency_key, replayed, error_type)
-    select * from unnest(
-      ${column((e) => e.occurred_at.toISOString())}::timestamptz[],
-      ${column((e) => e.request_id)}::text[], ${column((e) => e.tenant_id)}::text[], ${column((e) => e.key_id)}::text[],
-      ${column((e) => e.method)}::text[], ${column((e) => e.path)}::text[], ${column((e) => e.query)}::text[],
-      ${column((e) => e.status)}::integer[], ${column((e) => e.duration_ms)}::float8[], ${column((e) => e.client_ip)}::text[],
-      ${column((e) => e.user_agent)}::text[], ${column((e) => e.idempotency_key)}::text[],
-      ${column((e) => e.replayed ?? false)}::boolean[], ${column((e) => e.error_type)}::text[])`.execute(db);
+  await INSERT_AUDIT_ENTRIES.execute(db, [
+    column((e) => e.occurred_at.toISOString()),
+    column((e) => e.request_id),
+    column((e) => e.tenant_id),
+    column((e) => e.key_id),
+    column((e) => e.method),
+    column((e) => e.path),
+    column((e) => e.query),
+    column((e) => e.status),
+    column((e) => e.duration_ms),
+    column((e) => e.client_ip),
+    column((e) => e.user_agent),
+    column((e) => e.idempotency_key),
+    column((e) => e.replayed ?? false),
+    column((e) => e.error_type),
+  ]);
 }
