@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createDb } from '@crm/db';
 import { type ApiResponse, type Stack, sharedStack, startStack, type TestTenant } from '@crm/testing';
+import { insertAuditEntries } from '../services/gateway/src/audit/repo.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -51,6 +53,42 @@ describe('audit log on the shared stack (contract §9)', () => {
     expect(everything).not.toContain(tenant.apiKey);
     expect(everything).not.toContain('s3cret');
     expect(everything).not.toContain('t0k');
+  });
+
+  test('the batch insert stores every value as given: quotes, backslashes, braces, commas, "NULL", empty, non-ASCII, nulls', async () => {
+    const { db } = createDb<any>({ url: stack.databaseUrl, schema: 'gateway', max: 1 });
+    const tenantId = `audit-literal-${crypto.randomUUID()}`;
+    const awkward = ['a"b', 'back\\slash\\', '{x,y}', 'NULL', '', ' spaced ', 'ñandú 🦤', '\\"', 'tab\there', 'line\nbreak', ',', '}'];
+    const entries = awkward.map((text, i) => ({
+      occurred_at: new Date(Date.UTC(2026, 10, 24, 1, 2, 3, i)),
+      request_id: `${tenantId}-${i}`,
+      tenant_id: tenantId,
+      key_id: i % 2 ? null : text,
+      method: 'GET',
+      path: `/v1/${text}`,
+      query: i % 3 ? text : null,
+      status: 200 + i,
+      duration_ms: i + 0.25,
+      client_ip: null,
+      user_agent: text,
+      idempotency_key: i % 2 ? text : null,
+      replayed: i % 2 === 1,
+      error_type: i % 4 ? null : text,
+    }));
+    try {
+      await insertAuditEntries(db, entries);
+      const { rows } = await stack.sql(
+        `select occurred_at, request_id, tenant_id, key_id, method, path, query, status, duration_ms, client_ip, user_agent,
+           idempotency_key, replayed, error_type from gateway.audit_logs where tenant_id = $1 order by request_id`,
+        [tenantId],
+      );
+      const byId = new Map(rows.map((row) => [row.request_id, row]));
+      for (const entry of entries) expect(byId.get(entry.request_id)).toEqual(entry);
+      expect(rows.length).toBe(awkward.length);
+    } finally {
+      await stack.sql('delete from gateway.audit_logs where tenant_id = $1', [tenantId]);
+      await db.destroy();
+    }
   });
 
   test('401s are recorded without a tenant', async () => {

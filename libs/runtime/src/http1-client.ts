@@ -1,7 +1,7 @@
 /**
  * A keep-alive HTTP/1.1 client over the runtime's own TCP sockets (`Bun.connect`), for the
  * gateway's small, bodiless requests to the project's services. On this project's reads it costs
- * ~30 µs of CPU less per request than Bun's `fetch` (loadtest/README.md, "Gateway upstream
+ * 20–30 µs of CPU less per request than Bun's `fetch` (loadtest/README.md, "Gateway upstream
  * client"), which a gateway spends on every read it forwards. It does what that needs and no more:
  *
  * - `http:` origins, GET and HEAD (no request body). The answer's body is framed by its

@@ -24,7 +24,7 @@ export const GatewayEnv = Type.Object({
   UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15_000 }),
   /**
    * How reads (GET, HEAD) reach sales, catalog and webhooks: `http1`, the gateway's own keep-alive
-   * HTTP/1.1 client (Bun; ~30 µs of CPU less per read than fetch), or `fetch`. Documents, writes,
+   * HTTP/1.1 client (Bun; 20–30 µs of CPU less per read than fetch), or `fetch`. Documents, writes,
    * https upstreams and Deno always use fetch.
    */
   UPSTREAM_READ_CLIENT: Type.Union([Type.Literal('http1'), Type.Literal('fetch')], { default: 'http1' }),
