@@ -52,7 +52,6 @@ type Framing = { kind: 'none' } | { kind: 'length'; left: number } | { kind: 'ch
 /** One request and its answer on one connection. */
 interface Exchange {
   request: Http1Request;
-  head: string;
   resolve: (response: Response) => void;
   reject: (error: unknown) => void;
   /** Whether any byte of the answer arrived (after that, no retry). */
@@ -474,7 +473,7 @@ export function http1Client(origin: string, options: { maxIdle?: number; maxConn
     for (const [name, value] of request.headers) head += `${name}: ${value}\r\n`;
     head += '\r\n';
     return new Promise<Response>((resolve, reject) => {
-      const exchange: Exchange = { request, head, resolve, reject, answered: false, keepAlive: true, settled: false };
+      const exchange: Exchange = { request, resolve, reject, answered: false, keepAlive: true, settled: false };
       const start = (conn: Connection) => {
         if (signal?.aborted) {
           release(conn, exchange);
