@@ -79,6 +79,31 @@ export function preparedStatement<R>(text: string): PreparedStatement<R> {
   };
 }
 
+/**
+ * Runs one statement in a transaction of its own under planner settings (`set local …`), in ONE
+ * round trip: `begin; <settings>; <statement>; commit` as a simple-protocol query, so the
+ * statement takes no parameters (its values are literals the caller has checked). For a queue's
+ * claim whose plan must not depend on the planner's estimates (webhooks' delivery claim: a
+ * bitmap scan would read the heap page of every finished task VACUUM has not removed yet).
+ */
+export async function queryWithSettings<R>(db: Kysely<any>, settings: readonly string[], statement: string): Promise<R[]> {
+  const pool = poolOf.get(db);
+  if (!pool) throw new Error('queryWithSettings needs a database made by createDb');
+  statements += 1;
+  const client = await pool.connect();
+  try {
+    const results = (await client.query(
+      ['begin', ...settings.map((setting) => `set local ${setting}`), statement, 'commit'].join('; '),
+    )) as unknown as pg.QueryResult[];
+    return (results[settings.length + 1]?.rows ?? []) as R[];
+  } catch (error) {
+    await client.query('rollback').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
 /** pg's client, sending the texts marked by preparedStatement() as named statements. */
 class PreparingClient extends pg.Client {
   override query(config: any, values?: any, callback?: any): any {
