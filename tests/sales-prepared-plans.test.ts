@@ -1,0 +1,49 @@
+// Sales' named prepared statements on real PostgreSQL (a scratch schema with sales' migrations):
+// after a few executions PostgreSQL may run them with a generic plan, made without the values, so
+// each must stay cheap under its generic plan however many contacts the tenant has.
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { createDb, migrate } from '@crm/db';
+import { type Kysely, sql } from 'kysely';
+import { contactRowsByIds, findContactRows } from '../services/sales/src/contacts/repo.ts';
+import { migrations } from '../services/sales/src/db/migrations/index.ts';
+
+const schema = `sales_plans_${process.pid}_${Date.now()}`;
+let db: Kysely<any>;
+let pool: ReturnType<typeof createDb>['pool'];
+
+beforeAll(async () => {
+  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  ({ db, pool } = createDb<any>({ url, schema }));
+  await migrate(db, schema, migrations);
+  // One big tenant and a neighbour; nothing analyzes the table (as on a PostgreSQL without autovacuum).
+  await sql`insert into contacts (tenant_id, name, type)
+    select case when g % 10 = 0 then 'neighbour' else 'big' end, 'Contact ' || g, 'client' from generate_series(1, 4000) g`.execute(db);
+}, 60_000);
+
+afterAll(async () => {
+  await sql`drop schema ${sql.id(schema)} cascade`.execute(db);
+  await db.destroy();
+});
+
+test("the full-row read by ids reads a few pages per id under its generic plan, whatever the tenant's size", async () => {
+  const { rows } = await sql<{ id: number; tenant_id: string }>`select id, tenant_id from contacts order by id desc limit 2`.execute(db);
+  const [mine, theirs] = [rows.find((r) => r.tenant_id === 'big'), rows.find((r) => r.tenant_id === 'neighbour')];
+  if (!mine || !theirs) throw new Error('contacts missing');
+  // Tenants stay apart: the neighbour's id is not read for the big tenant, and ids repeated are read once.
+  const found = await findContactRows(db, 'big', [mine.id, mine.id, theirs.id]);
+  expect(found.map((r) => r.id)).toEqual([mine.id]);
+
+  const client = await pool.connect();
+  try {
+    await client.query(`set search_path to "${schema}"; set plan_cache_mode = force_generic_plan`);
+    await client.query(`prepare by_ids(text, integer[]) as ${contactRowsByIds(db).sql}`);
+    const explained = await client.query(`explain (analyze, buffers, format json) execute by_ids('big', '{${mine.id}}')`);
+    const plan = explained.rows[0]['QUERY PLAN'][0].Plan as Record<string, number>;
+    expect(plan['Actual Rows']).toBe(1);
+    // One index lookup and the row (a walk of the tenant's index would read over 20 pages here, more with every contact).
+    expect(plan['Shared Hit Blocks'] + plan['Shared Read Blocks']).toBeLessThan(12);
+  } finally {
+    await client.query('deallocate all; reset plan_cache_mode');
+    client.release();
+  }
+});
