@@ -43,7 +43,37 @@ test("the full-row read by ids reads a few pages per id under its generic plan, 
     // One index lookup and the row (a walk of the tenant's index would read over 20 pages here, more with every contact).
     expect(plan['Shared Hit Blocks'] + plan['Shared Read Blocks']).toBeLessThan(12);
   } finally {
-    await client.query('deallocate all; reset plan_cache_mode');
+    await client.query('deallocate by_ids; reset plan_cache_mode');
     client.release();
   }
+});
+
+test("a contact's users are read by primary key, also under a generic plan made while there were few users", async () => {
+  const { rows } = await sql<{ id: number }>`select id from contacts where tenant_id = 'big' order by id limit 1`.execute(db);
+  const mine = rows[0] as { id: number };
+  const user = await sql<{
+    id: number;
+  }>`insert into users (tenant_id, email, name) values ('big', 'u@example.test', 'U') returning id`.execute(db);
+  await sql`insert into contact_users (contact_id, user_id, position) values (${mine.id}, ${user.rows[0]?.id}, 0)`.execute(db);
+  const client = await pool.connect();
+  try {
+    await client.query(`set search_path to "${schema}"; set plan_cache_mode = force_generic_plan`);
+    await client.query(`prepare with_users(text, integer[]) as ${contactRowsByIds(db).sql}`);
+    // The connection makes its generic plan now, while the users table holds one row...
+    await client.query(`execute with_users('big', '{${mine.id}}')`);
+    // ...and keeps it while the table grows (nothing analyzes it here).
+    await sql`insert into users (tenant_id, email, name)
+      select 'other', 'user' || g || '@example.test', 'User ' || g from generate_series(1, 30000) g`.execute(db);
+    const explained = await client.query(`explain (analyze, buffers, format json) execute with_users('big', '{${mine.id}}')`);
+    const plan = explained.rows[0]['QUERY PLAN'][0].Plan as Record<string, number>;
+    expect(plan['Actual Rows']).toBe(1);
+    // The contact, its location and one user by primary key (12 pages seen); a scan of every
+    // user would read over 300 (338 seen with the users joined by a hash join).
+    expect(plan['Shared Hit Blocks'] + plan['Shared Read Blocks']).toBeLessThan(30);
+  } finally {
+    await client.query('deallocate with_users; reset plan_cache_mode');
+    client.release();
+  }
+  const [read] = await findContactRows(db, 'big', [mine.id]);
+  expect(read?.users).toEqual([{ id: user.rows[0]?.id, name: 'U', email: 'u@example.test' }]);
 });
