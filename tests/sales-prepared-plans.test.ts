@@ -64,10 +64,10 @@ test("the full-row read by ids reads a few pages per id under its generic plan, 
 test("a contact's users are read by primary key, also under a generic plan made while there were few users", async () => {
   const { rows } = await sql<{ id: number }>`select id from contacts where tenant_id = 'big' order by id limit 1`.execute(db);
   const mine = rows[0] as { id: number };
-  const user = await sql<{
-    id: number;
-  }>`insert into users (tenant_id, email, name) values ('big', 'u@example.test', 'U') returning id`.execute(db);
-  await sql`insert into contact_users (contact_id, user_id, position) values (${mine.id}, ${user.rows[0]?.id}, 0)`.execute(db);
+  const inserted = await sql<{ id: number }>`insert into users (tenant_id, email, name)
+    values ('big', 'u@example.test', 'U') returning id`.execute(db);
+  const userId = inserted.rows[0]?.id as number;
+  await sql`insert into contact_users (contact_id, user_id, position) values (${mine.id}, ${userId}, 0)`.execute(db);
   // The plan is made while the users table holds one row, then 30,000 users are added.
   const { rows: read, pages } = await underGenericPlan(mine.id, () =>
     sql`insert into users (tenant_id, email, name)
@@ -78,5 +78,5 @@ test("a contact's users are read by primary key, also under a generic plan made 
   // reads over 300 (347 seen with the users joined by a hash join).
   expect(pages).toBeLessThan(30);
   const [found] = await findContactRows(db, 'big', [mine.id]);
-  expect(found?.users).toEqual([{ id: user.rows[0]?.id, name: 'U', email: 'u@example.test' }]);
+  expect(found?.users).toEqual([{ id: userId, name: 'U', email: 'u@example.test' }]);
 });
