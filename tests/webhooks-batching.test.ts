@@ -2,14 +2,13 @@
 // service's migrations: a batch of events stored with their delivery tasks in one statement, and a
 // batch of attempts logged in one statement, give the same rows as one by one.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createDb, migrate, queryWithSettings } from '@crm/db';
+import { createDb, migrate, QUEUE_SCAN_SETTING, queryWithSettings } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { WebhooksDatabase } from '../services/webhooks/src/db/database.ts';
 import { migrations } from '../services/webhooks/src/db/migrations/index.ts';
 import { type StorableEvent, storeEventsWithTasks } from '../services/webhooks/src/ingest/event-store.ts';
 import {
   type AttemptToRecord,
-  CLAIM_SETTINGS,
   claimDueTasks,
   claimStatement,
   isPlainAttempt,
@@ -165,7 +164,7 @@ test('the delivery claim does not grow with the finished tasks VACUUM has not re
   const pagesRead = async () => {
     const [row] = await queryWithSettings<{ 'QUERY PLAN': { Plan: Record<string, number> }[] }>(
       db,
-      CLAIM_SETTINGS,
+      [QUEUE_SCAN_SETTING],
       `explain (analyze, buffers, format json) ${claimStatement(16, 60_000)}`,
     );
     const plan = row?.['QUERY PLAN'][0]?.Plan ?? {};

@@ -80,11 +80,22 @@ export function preparedStatement<R>(text: string): PreparedStatement<R> {
 }
 
 /**
+ * The planner setting of a queue's scan: the pending rows of a partial index (`outbox_pending`
+ * of the outbox relays, `delivery_tasks_due` of webhook delivery), walked in order one entry at a
+ * time, never through a bitmap. Every row that leaves the queue leaves a dead entry in that index
+ * until VACUUM removes it. A bitmap scan, which the planner chose from its estimates, reads the
+ * heap page of each such entry on every scan (10,800 published events: 654 pages and 3.3 ms per
+ * relay batch; 8,000 delivered tasks: 124 pages per claim, growing with every row, measured on a
+ * PostgreSQL without autovacuum). A plain index scan marks them dead as it passes
+ * (kill_prior_tuple), and the next scans skip them: 31 pages and 0.04 ms for the same outbox.
+ */
+export const QUEUE_SCAN_SETTING = 'enable_bitmapscan = off';
+
+/**
  * Runs one statement in a transaction of its own under planner settings (`set local …`), in ONE
  * round trip: `begin; <settings>; <statement>; commit` as a simple-protocol query, so the
  * statement takes no parameters (its values are literals the caller has checked). For a queue's
- * claim whose plan must not depend on the planner's estimates (webhooks' delivery claim: a
- * bitmap scan would read the heap page of every finished task VACUUM has not removed yet).
+ * claim whose plan must not depend on the planner's estimates (`QUEUE_SCAN_SETTING`).
  */
 export async function queryWithSettings<R>(db: Kysely<any>, settings: readonly string[], statement: string): Promise<R[]> {
   const pool = poolOf.get(db);

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createDb, poolConfig } from '@crm/db';
+import { createDb, poolConfig, QUEUE_SCAN_SETTING } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import { connect, type NatsConnection } from 'nats';
 import type { Logger } from './logger.ts';
 import { ensureStream } from './nats.ts';
 import { outboxMigration, writeEvents } from './outbox.ts';
-import { PENDING_SCAN_SETTINGS, pendingRowsQuery, startOutboxRelay } from './relay.ts';
+import { pendingRowsQuery, startOutboxRelay } from './relay.ts';
 
 // Real PostgreSQL (a scratch schema of its own) and NATS (a stream of its own).
 const id = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
@@ -128,7 +128,7 @@ test("the relay's scan for pending rows does not grow with the published rows VA
   const pagesRead = async () => {
     const client = await pool.connect();
     try {
-      await client.query(`set search_path to "${schema}"; begin; ${PENDING_SCAN_SETTINGS}`);
+      await client.query(`set search_path to "${schema}"; begin; set local ${QUEUE_SCAN_SETTING}`);
       const { rows } = await client.query(`explain (analyze, buffers, format json) ${pendingRowsQuery(200)}`);
       const plan = rows[0]['QUERY PLAN'][0].Plan as { 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
       return plan['Shared Hit Blocks'] + plan['Shared Read Blocks'];

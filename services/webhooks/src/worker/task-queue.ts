@@ -1,4 +1,4 @@
-import { queryWithSettings } from '@crm/db';
+import { QUEUE_SCAN_SETTING, queryWithSettings } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { DeliveryStatus, WebhooksDatabase } from '../db/database.ts';
 import { storableText } from '../db/storable.ts';
@@ -23,22 +23,14 @@ export interface ClaimedTask {
 }
 
 /**
- * How the claim walks `delivery_tasks_due`: in order, one entry at a time, never through a bitmap.
- * Every finished task leaves a dead entry in that partial index until VACUUM removes it; a bitmap
- * scan reads the heap page of each of them on every claim (8,000 delivered tasks: 124 pages,
- * 0.5–0.8 ms, growing with every delivery), while a plain index scan marks them dead as it passes
- * and the next claims skip them (the outbox relay's scan has the same setting, libs/events).
- */
-export const CLAIM_SETTINGS = ['enable_bitmapscan = off'];
-
-/**
  * Claims up to `limit` due tasks of enabled endpoints. Rows are picked with FOR UPDATE SKIP
  * LOCKED and leased by pushing `next_attempt_at` past the attempt's maximum duration, so
  * concurrent workers (any replica) never claim the same task, and a crashed worker's task
  * becomes due again when the lease runs out.
  */
 export async function claimDueTasks(db: Db, limit: number, leaseMs: number): Promise<ClaimedTask[]> {
-  return queryWithSettings<ClaimedTask>(db, CLAIM_SETTINGS, claimStatement(limit, leaseMs));
+  // `delivery_tasks_due` is walked in order, never through a bitmap (QUEUE_SCAN_SETTING).
+  return queryWithSettings<ClaimedTask>(db, [QUEUE_SCAN_SETTING], claimStatement(limit, leaseMs));
 }
 
 /** The claim as one statement; its values are literals (it goes in one round trip with its setting), checked here. */
