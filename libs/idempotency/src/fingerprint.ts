@@ -1,5 +1,6 @@
 // One definition of an idempotent request (contract §8), shared by the gateway's store and the
 // services' exactly-once records (§21).
+import { createHash } from 'node:crypto';
 import { AppError } from '@crm/http';
 
 /** JSON with object keys sorted at every depth, so the same fields in another order serialise identically. */
@@ -14,9 +15,13 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+/**
+ * In the calling thread (`node:crypto`, on Bun and Deno alike): a request body's hash takes
+ * ~0.6 µs of CPU this way, against ~5–6 µs through `crypto.subtle.digest`, which hands the work to
+ * another thread and resolves a promise (measured on Bun 1.3 for the bench's write body).
+ */
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /** What a body contributes to a fingerprint: its canonical JSON, or only its kind (multipart, none). */
@@ -27,7 +32,7 @@ export type FingerprintBody = { kind: 'json'; value: unknown } | { kind: 'multip
  * bodies are not fingerprinted: method and path only.
  */
 export async function requestFingerprint(method: string, pathAndQuery: string, body: FingerprintBody): Promise<string> {
-  const bodyHash = body.kind === 'json' ? await sha256Hex(canonicalJson(body.value)) : body.kind;
+  const bodyHash = body.kind === 'json' ? sha256Hex(canonicalJson(body.value)) : body.kind;
   return `${method} ${pathAndQuery} ${bodyHash}`;
 }
 
