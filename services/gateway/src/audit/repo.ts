@@ -1,5 +1,5 @@
 import { inIdOrder, type ListRequest, type PageOfIds, preparedStatement, readPageIds } from '@crm/db';
-import { type Insertable, type Kysely, type Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { AuditLogsTable, GatewayDatabase } from '../db/database.ts';
 
 export interface AuditFilter {
