@@ -13,8 +13,11 @@ export type ProcessName = 'gateway' | ServiceName;
 export const processNames: ProcessName[] = ['sales', 'catalog', 'documents', 'webhooks', 'gateway'];
 export type Runtime = 'bun' | 'deno';
 
-/** A free TCP port on loopback. */
-export function freePort(): Promise<number> {
+/** Ports `freePort` has handed out in this process. */
+const handedOut = new Set<number>();
+
+/** A port the kernel picks on loopback, released again at once. */
+function kernelPickedPort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -23,6 +26,21 @@ export function freePort(): Promise<number> {
       server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
     });
   });
+}
+
+/**
+ * A free TCP port on loopback, never one this process was given before. The kernel may hand a
+ * released port out again at once, while whoever was given it has not bound it yet: a stack's
+ * gateway once got its public port again as its operations port and could not start.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await kernelPickedPort();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /** Port env variables and service URLs for a set of ports. */
