@@ -25,14 +25,18 @@ export type NewEvent = { tenantId: string } & TypedEvent;
 /**
  * Writes events to the outbox inside the caller's transaction and wakes the relay on commit
  * (NOTIFY is delivered only when the transaction commits, so a rollback publishes nothing).
+ * One statement, so one round trip: a data-modifying WITH runs to completion whether or not the
+ * outer query reads it, and the outer query notifies once.
  */
 export async function writeEvents(trx: Kysely<any>, events: NewEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
   const ids = events.map(() => newEventId());
-  await sql`insert into outbox (id, tenant_id, type, payload)
-    select * from unnest(${ids}::text[], ${events.map((e) => e.tenantId)}::text[], ${events.map((e) => e.type)}::text[],
-      ${events.map((e) => JSON.stringify(e.data))}::jsonb[])`.execute(trx);
-  await sql`select pg_notify('crm_outbox_' || current_schema(), '')`.execute(trx);
+  await sql`with written as (
+      insert into outbox (id, tenant_id, type, payload)
+      select * from unnest(${ids}::text[], ${events.map((e) => e.tenantId)}::text[], ${events.map((e) => e.type)}::text[],
+        ${events.map((e) => JSON.stringify(e.data))}::jsonb[])
+    )
+    select pg_notify('crm_outbox_' || current_schema(), '')`.execute(trx);
   return ids;
 }
 
