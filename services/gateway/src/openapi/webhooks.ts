@@ -30,7 +30,9 @@ export const VERIFY_DESCRIPTION = `Deliveries follow [Standard Webhooks](https:/
 The TypeScript SDK does all of this: \`verifyWebhook(rawBody, headers, secrets)\` returns the typed event or throws (pass the old and the new secret during a rotation). Any Standard Webhooks library works too.
 
 Answer 2xx (within 10 s) once the event is stored; 410 Gone disables the endpoint; anything else, a timeout or a network error is retried
-5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (±20 %, \`Retry-After\` honoured), then the delivery is marked failed. Redirects are not followed.`;
+5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (±20 %, \`Retry-After\` honoured), then the delivery is marked failed. Redirects are not followed.
+
+Deliveries to one host and port reuse kept-alive HTTP/1.1 connections (\`connection: keep-alive\`); a connection idle for 4 s is closed by us, and one you close is replaced (a request that finds it closed is sent again on a new connection).`;
 
 /** The three request headers of every delivery. */
 export function webhookHeaderParameters(): Json {
