@@ -1,5 +1,5 @@
-import { QUEUE_SCAN_SETTING, queryWithSettings } from '@crm/db';
-import { type Kysely, sql } from 'kysely';
+import { preparedStatement, QUEUE_SCAN_SETTING, queryWithSettings } from '@crm/db';
+import type { Kysely } from 'kysely';
 import type { DeliveryStatus, WebhooksDatabase } from '../db/database.ts';
 import { storableText } from '../db/storable.ts';
 
@@ -74,32 +74,49 @@ export async function recordAttempt(db: Db, task: ClaimedTask, record: AttemptRe
   // refuses: logged with U+FFFD instead, or the attempt could never be recorded and would repeat.
   const excerpt = storableText(record.excerpt);
   const error = storableText(record.error);
-  await sql`
+  await RECORD_ATTEMPT.execute(db, [
+    attempt,
+    record.status,
+    record.statusCode,
+    error,
+    excerpt,
+    record.durationMs,
+    next,
+    task.queued_attempt_id,
+    task.tenant_id,
+    task.id,
+    task.endpoint_id,
+    task.event_id,
+    task.type,
+    record.disableReason ?? null,
+  ]);
+}
+
+/** `recordAttempt`'s statement, sent as a named prepared statement (each connection plans it once); every row it touches is found by its key. */
+const RECORD_ATTEMPT = preparedStatement(`
     with filled as (
-      update delivery_attempts set attempt = ${attempt}, status = ${record.status}, status_code = ${record.statusCode}, error = ${error},
-        response_excerpt = ${excerpt}, duration_ms = ${record.durationMs}, next_attempt_at = ${next}::timestamptz, created_at = now()
-      where id = ${task.queued_attempt_id}::bigint
+      update delivery_attempts set attempt = $1::int, status = $2::text, status_code = $3::int, error = $4::text,
+        response_excerpt = $5::text, duration_ms = $6::int, next_attempt_at = $7::timestamptz, created_at = now()
+      where id = $8::bigint
       returning id
     ), added as (
       insert into delivery_attempts (tenant_id, task_id, endpoint_id, event_id, event_type, attempt, status, status_code, error,
         response_excerpt, duration_ms, next_attempt_at)
-      select ${task.tenant_id}::text, ${task.id}::bigint, ${task.endpoint_id}::bigint, ${task.event_id}::text, ${task.type}::text,
-        ${attempt}::int, ${record.status}::text, ${record.statusCode}::int, ${error}::text, ${excerpt}::text,
-        ${record.durationMs}::int, ${next}::timestamptz
-      where ${task.queued_attempt_id}::bigint is null
+      select $9::text, $10::bigint, $11::bigint, $12::text, $13::text, $1::int, $2::text, $3::int, $4::text, $5::text, $6::int,
+        $7::timestamptz
+      where $8::bigint is null
       returning id
     ), moved as (
-      update delivery_tasks set attempts = ${attempt}, status = ${record.status}, next_attempt_at = coalesce(${next}::timestamptz, now()),
+      update delivery_tasks set attempts = $1::int, status = $2::text, next_attempt_at = coalesce($7::timestamptz, now()),
         queued_attempt_id = null, updated_at = now()
-      where id = ${task.id}
+      where id = $10::bigint
       returning id
     ), disabled as (
-      update endpoints set enabled = false, disabled_reason = ${record.disableReason ?? null}::text, updated_at = now()
-      where id = ${task.endpoint_id} and ${record.disableReason ?? null}::text is not null
+      update endpoints set enabled = false, disabled_reason = $14::text, updated_at = now()
+      where id = $11::bigint and $14::text is not null
       returning id
     )
-    select (select count(*) from filled) + (select count(*) from added) as logged`.execute(db);
-}
+    select (select count(*) from filled) + (select count(*) from added) as logged`);
 
 /** One finished attempt to log. */
 export interface AttemptToRecord {
@@ -122,13 +139,27 @@ export async function recordAttempts(db: Db, plain: AttemptToRecord[]): Promise<
     return recordAttempt(db, only.task, only.record);
   }
   const column = <T>(pick: (e: AttemptToRecord) => T) => plain.map(pick);
-  await sql`
+  await RECORD_ATTEMPTS.execute(db, [
+    column((e) => e.task.id),
+    column((e) => e.task.tenant_id),
+    column((e) => e.task.endpoint_id),
+    column((e) => e.task.event_id),
+    column((e) => e.task.type),
+    column((e) => e.task.attempts + 1),
+    column((e) => e.record.status),
+    column((e) => e.record.statusCode),
+    column((e) => storableText(e.record.error)),
+    column((e) => storableText(e.record.excerpt)),
+    column((e) => e.record.durationMs),
+    column((e) => e.record.nextAttemptAt?.toISOString() ?? null),
+  ]);
+}
+
+/** `recordAttempts`' statement over column arrays (`unnest`), sent as a named prepared statement (each connection plans it once). */
+const RECORD_ATTEMPTS = preparedStatement(`
     with input as (
-      select * from unnest(${column((e) => e.task.id)}::bigint[], ${column((e) => e.task.tenant_id)}::text[],
-        ${column((e) => e.task.endpoint_id)}::bigint[], ${column((e) => e.task.event_id)}::text[], ${column((e) => e.task.type)}::text[],
-        ${column((e) => e.task.attempts + 1)}::int[], ${column((e) => e.record.status)}::text[], ${column((e) => e.record.statusCode)}::int[],
-        ${column((e) => storableText(e.record.error))}::text[], ${column((e) => storableText(e.record.excerpt))}::text[],
-        ${column((e) => e.record.durationMs)}::int[], ${column((e) => e.record.nextAttemptAt?.toISOString() ?? null)}::timestamptz[])
+      select * from unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[],
+        $10::text[], $11::int[], $12::timestamptz[])
         as i(task_id, tenant_id, endpoint_id, event_id, event_type, attempt, status, status_code, error, response_excerpt, duration_ms,
           next_attempt_at)
     ), added as (
@@ -141,5 +172,4 @@ export async function recordAttempts(db: Db, plain: AttemptToRecord[]): Promise<
     )
     update delivery_tasks t set attempts = i.attempt, status = i.status, next_attempt_at = coalesce(i.next_attempt_at, now()),
       queued_attempt_id = null, updated_at = now()
-    from input i where t.id = i.task_id`.execute(db);
-}
+    from input i where t.id = i.task_id`);
