@@ -9,9 +9,9 @@
 // The live writes are paced open-loop at RATE per second (default 150, the rate of issue 18's
 // target: commit→receipt p95 < 100 ms); RATE=0 writes as fast as CONCURRENCY writers go.
 // Uses the running stack when GATEWAY_URL and ADMIN_TOKEN are set (backlog run skipped then).
-import { readFileSync } from 'node:fs';
 import { type Stack, startStack } from '@crm/testing';
 import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { processTicks } from './lib/cpu.ts';
 
 const EVENTS = Number(process.env.EVENTS ?? 2000);
 const BACKLOG = Number(process.env.BACKLOG ?? 2000);
@@ -150,20 +150,39 @@ async function stageBreakdown(stack: Stack, receiver: Receiver, label: string) {
   );
 }
 
-/** CPU time (user + system, ms) of each service process so far, from /proc (Linux). */
-function cpuMs(stack: Stack): Record<string, number> {
-  const ticks = 100; // USER_HZ
+/**
+ * CPU time (user + system, ms) so far of each service process, of the stack's PostgreSQL backends
+ * together (`postgres`, the pids connected to its database at `backends`: the pools keep their
+ * connections through a run) and of this script (`generator+receiver`: the paced writes and the
+ * receiver that verifies each delivery), from /proc (Linux).
+ */
+function cpuMs(stack: Stack, backends: number[]): Record<string, number> {
+  const ms = (pids: number[]) => (pids.reduce((sum, pid) => sum + (processTicks(pid) ?? Number.NaN), 0) * 1000) / 100;
+  const out: Record<string, number> = {};
+  for (const [name, proc] of Object.entries(stack.processes)) out[name] = ms([proc.child.pid as number]);
+  out.postgres = ms(backends);
+  const own = process.cpuUsage();
+  out['generator+receiver'] = (own.user + own.system) / 1000;
+  return out;
+}
+
+/** SQL statements each service has sent so far (its `db_queries_total`). */
+async function statementsOf(stack: Stack): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const [name, proc] of Object.entries(stack.processes)) {
-    try {
-      const stat = readFileSync(`/proc/${proc.child.pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out[name] = ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks;
-    } catch {
-      out[name] = Number.NaN;
-    }
+    const url = name === 'gateway' ? stack.gatewayOpsUrl : proc.url;
+    const text = await (await fetch(`${url}/metrics`)).text();
+    out[name] = Number(/^db_queries_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? Number.NaN);
   }
   return out;
+}
+
+/** The PostgreSQL backends connected to the stack's database (the script's own one left out). */
+async function backendsOf(stack: Stack): Promise<number[]> {
+  const { rows } = await stack.sql<{ pid: number }>(
+    'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+  );
+  return rows.map((r) => r.pid);
 }
 
 const receiver = await startReceiver({ reply: () => ({ status: 204 }) });
@@ -181,16 +200,26 @@ try {
   const live = await provision(url, token, receiver, 'live');
   await writeContacts(live, 50, 'warmup');
   log(`live: ${EVENTS} contact writes, ${RATE > 0 ? `${RATE} per second (open loop)` : `${CONCURRENCY} writers`}…`);
-  const cpuBefore = stack ? cpuMs(stack) : {};
+  const backends = stack ? await backendsOf(stack) : [];
+  const cpuBefore = stack ? cpuMs(stack, backends) : {};
+  const statementsBefore = stack ? await statementsOf(stack) : {};
   const liveWindow = RATE > 0 ? await writeContactsAtRate(live, EVENTS, 'live', RATE) : await writeContacts(live, EVENTS, 'live');
   const liveResult = await measure(receiver, 'live', 'written' in liveWindow ? (liveWindow.written as number) : EVENTS, liveWindow);
   if (stack) {
     // Less sensitive to other load on the machine than latency: CPU per event (includes the 1 s settling wait's idle work).
-    const cpuAfter = cpuMs(stack);
+    const cpuAfter = cpuMs(stack, backends);
     const perEvent = Object.fromEntries(
       Object.entries(cpuAfter).map(([name, ms]) => [name, Math.round(((ms - (cpuBefore[name] ?? 0)) / liveResult.events) * 100) / 100]),
     );
-    log(`live work per event (CPU ms per process): ${JSON.stringify(perEvent)}`);
+    log(`live work per event (CPU ms per process; postgres: the stack's backends together): ${JSON.stringify(perEvent)}`);
+    const statementsAfter = await statementsOf(stack);
+    const statementsPerEvent = Object.fromEntries(
+      Object.entries(statementsAfter).map(([name, n]) => [
+        name,
+        Math.round(((n - (statementsBefore[name] ?? 0)) / liveResult.events) * 100) / 100,
+      ]),
+    );
+    log(`live SQL statements per event: ${JSON.stringify(statementsPerEvent)}`);
   }
   log(`live: ${JSON.stringify(liveResult)}`);
   if (RATE > 0) {
