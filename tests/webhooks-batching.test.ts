@@ -2,7 +2,7 @@
 // service's migrations: a batch of events stored with their delivery tasks in one statement, and a
 // batch of attempts logged in one statement, give the same rows as one by one.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createDb, migrate, QUEUE_SCAN_SETTING, queryWithSettings } from '@crm/db';
+import { createDb, migrate, QUEUE_SCAN_SETTING, queryWithSettings, sqlPreparedName } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { WebhooksDatabase } from '../services/webhooks/src/db/database.ts';
 import { migrations } from '../services/webhooks/src/db/migrations/index.ts';
@@ -17,10 +17,10 @@ import {
 } from '../services/webhooks/src/worker/task-queue.ts';
 
 const schema = `webhooks_batching_${process.pid}_${Date.now()}`;
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 let db: Kysely<WebhooksDatabase>;
 
 beforeAll(async () => {
-  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   db = createDb<WebhooksDatabase>({ url, schema }).db;
   await migrate(db, schema, migrations);
 });
@@ -174,4 +174,30 @@ test('the delivery claim does not grow with the finished tasks VACUUM has not re
   // A plain index scan walks the index's pages of marked entries (6 seen); a bitmap scan reads
   // the heap page of each finished task as well (74 seen), more with every delivery.
   expect(await pagesRead()).toBeLessThan(30);
+
+  // The claim as the worker runs it: PREPAREd once per connection, its plan kept (one connection here).
+  const single = createDb<WebhooksDatabase>({ url, schema, max: 1 }).db;
+  try {
+    for (let i = 0; i < 3; i++) expect(await claimDueTasks(single, 16, 60_000)).toEqual([]);
+    const name = sqlPreparedName(claimStatement(16, 60_000));
+    const prepared = await queryWithSettings<{ name: string; generic_plans: string; custom_plans: string }>(
+      single,
+      [],
+      'select name, generic_plans, custom_plans from pg_prepared_statements where from_sql',
+    );
+    // Planned at the first EXECUTE, then that plan reused: no plan made per claim.
+    expect(prepared.map((p) => ({ ...p, generic_plans: Number(p.generic_plans), custom_plans: Number(p.custom_plans) }))).toEqual([
+      { name, generic_plans: 3, custom_plans: 0 },
+    ]);
+    // The kept plan, made under the claim's settings, walks the index like a fresh one.
+    const [row] = await queryWithSettings<{ 'QUERY PLAN': { Plan: Record<string, number> }[] }>(
+      single,
+      [QUEUE_SCAN_SETTING],
+      `explain (analyze, buffers, format json) execute ${name}`,
+    );
+    const plan = row?.['QUERY PLAN'][0]?.Plan ?? {};
+    expect((plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0)).toBeLessThan(30);
+  } finally {
+    await single.destroy();
+  }
 });

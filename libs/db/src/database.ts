@@ -91,20 +91,59 @@ export function preparedStatement<R>(text: string): PreparedStatement<R> {
  */
 export const QUEUE_SCAN_SETTING = 'enable_bitmapscan = off';
 
+/** Statement texts run by `queryWithSettings(…, { prepared: true })`: text → the name it is PREPAREd under. */
+const sqlPreparedNames = new Map<string, string>();
+/** The names each connection has PREPAREd (a prepared statement lives as long as its session). */
+const sqlPreparedOn = new WeakMap<pg.PoolClient, Set<string>>();
+
+/** The name `queryWithSettings(…, { prepared: true })` PREPAREs this statement text under (for EXPLAIN EXECUTE in tests). */
+export function sqlPreparedName(statement: string): string {
+  let name = sqlPreparedNames.get(statement);
+  if (!name) {
+    name = `crm_sql_${sqlPreparedNames.size + 1}`;
+    sqlPreparedNames.set(statement, name);
+  }
+  return name;
+}
+
 /**
  * Runs one statement in a transaction of its own under planner settings (`set local …`), in ONE
  * round trip: `begin; <settings>; <statement>; commit` as a simple-protocol query, so the
  * statement takes no parameters (its values are literals the caller has checked). For a queue's
  * claim whose plan must not depend on the planner's estimates (`QUEUE_SCAN_SETTING`).
+ *
+ * `prepared`: the connection PREPAREs the statement once (its own round trip, the first time that
+ * connection runs it) and then sends `execute <name>` in its place, so PostgreSQL plans it once
+ * per connection instead of on every call (the delivery claim: 0.72 → 0.12–0.17 ms of
+ * PostgreSQL CPU). A statement without parameters keeps the plan made at its first EXECUTE,
+ * which runs under the same settings as every later one (and is made again, under them, when a
+ * change to a table invalidates it). For SELECT, INSERT, UPDATE and DELETE statements (and WITH
+ * of them); a distinct text is a distinct prepared statement, so only for a few texts.
  */
-export async function queryWithSettings<R>(db: Kysely<any>, settings: readonly string[], statement: string): Promise<R[]> {
+export async function queryWithSettings<R>(
+  db: Kysely<any>,
+  settings: readonly string[],
+  statement: string,
+  options: { prepared?: boolean } = {},
+): Promise<R[]> {
   const pool = poolOf.get(db);
   if (!pool) throw new Error('queryWithSettings needs a database made by createDb');
   statements += 1;
   const client = await pool.connect();
   try {
+    let text = statement;
+    if (options.prepared) {
+      const name = sqlPreparedName(statement);
+      const prepared = sqlPreparedOn.get(client) ?? new Set<string>();
+      if (!prepared.has(name)) {
+        await client.query(`prepare ${name} as ${statement}`);
+        prepared.add(name);
+        sqlPreparedOn.set(client, prepared);
+      }
+      text = `execute ${name}`;
+    }
     const results = (await client.query(
-      ['begin', ...settings.map((setting) => `set local ${setting}`), statement, 'commit'].join('; '),
+      ['begin', ...settings.map((setting) => `set local ${setting}`), text, 'commit'].join('; '),
     )) as unknown as pg.QueryResult[];
     return (results[settings.length + 1]?.rows ?? []) as R[];
   } catch (error) {
