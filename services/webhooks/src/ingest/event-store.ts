@@ -57,7 +57,7 @@ export async function storeEventsWithTasks(db: Db, events: StorableEvent[]): Pro
  * the endpoints are found by the stored rows' tenant (`endpoints_tenant`), events and tasks by
  * their keys.
  */
-const STORE_EVENT = preparedStatement<{ id: number }>(`
+export const STORE_EVENT = preparedStatement<{ id: number }>(`
     with stored as (
       insert into events (id, tenant_id, type, data, occurred_at, seq)
       values ($1, $2, $3, $4::jsonb, $5::timestamptz, $6::bigint)
