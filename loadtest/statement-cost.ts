@@ -28,41 +28,38 @@ try {
   let n = 0;
   const id = () => `evt_cost_${process.pid}_${n++}`;
   const claim = claimStatement(32, 50_000);
-  const cases = [
+  type Way = 'unnamed' | 'named';
+  /** A statement with parameters, sent unnamed (planned each call) or under `name` (prepared once). */
+  const parameterized = (text: string, name: string, values: () => unknown[]) => (way: Way) =>
+    way === 'named' ? { name, text, values: values() } : { text, values: values() };
+  const cases: { label: string; schema: string; query: (way: Way) => pg.QueryConfig; prepare?: string; ownTransactions?: boolean }[] = [
     {
       label: 'outbox',
       schema: 'sales',
-      unnamed: () => ({ text: WRITE_EVENTS.sql, values: [[id()], [tenant.tenantId], ['contact.created'], ['{"id":1}']] }),
-      named: () => ({
-        name: 'cost_outbox',
-        text: WRITE_EVENTS.sql,
-        values: [[id()], [tenant.tenantId], ['contact.created'], ['{"id":1}']],
-      }),
+      query: parameterized(WRITE_EVENTS.sql, 'cost_outbox', () => [[id()], [tenant.tenantId], ['contact.created'], ['{"id":1}']]),
     },
     {
       label: 'store event',
       schema: 'webhooks',
-      unnamed: () => ({
-        text: STORE_EVENT.sql,
-        values: [id(), tenant.tenantId, 'contact.created', '{"id":1}', new Date().toISOString(), 1e9 + n],
-      }),
-      named: () => ({
-        name: 'cost_store',
-        text: STORE_EVENT.sql,
-        values: [id(), tenant.tenantId, 'contact.created', '{"id":1}', new Date().toISOString(), 1e9 + n],
-      }),
+      query: parameterized(STORE_EVENT.sql, 'cost_store', () => [
+        id(),
+        tenant.tenantId,
+        'contact.created',
+        '{"id":1}',
+        new Date().toISOString(),
+        1e9 + n,
+      ]),
     },
     {
       label: 'claim',
       schema: 'webhooks',
-      unnamed: () => ({ text: `begin; set local ${QUEUE_SCAN_SETTING}; ${claim}; commit` }),
-      named: () => ({ text: `begin; set local ${QUEUE_SCAN_SETTING}; execute cost_claim; commit` }),
+      query: (way) => ({ text: `begin; set local ${QUEUE_SCAN_SETTING}; ${way === 'named' ? 'execute cost_claim' : claim}; commit` }),
       prepare: `prepare cost_claim as ${claim}`,
       ownTransactions: true,
     },
   ];
   for (const c of cases) {
-    for (const way of ['unnamed', 'named', 'unnamed', 'named'] as const) {
+    for (const way of ['unnamed', 'named', 'unnamed', 'named'] as const satisfies readonly Way[]) {
       const client = new pg.Client({ connectionString: stack.env.DATABASE_URL, options: `-c search_path=${c.schema},public` });
       await client.connect();
       try {
@@ -71,7 +68,7 @@ try {
         if (!c.ownTransactions) await client.query('begin');
         const run = (count: number) => {
           let chain = Promise.resolve();
-          for (let i = 0; i < count; i++) chain = chain.then(async () => void (await client.query(c[way]() as pg.QueryConfig)));
+          for (let i = 0; i < count; i++) chain = chain.then(async () => void (await client.query(c.query(way))));
           return chain;
         };
         await run(20);
