@@ -80,3 +80,20 @@ test("a contact's users are read by primary key, also under a generic plan made 
   const [found] = await findContactRows(db, 'big', [mine.id]);
   expect(found?.users).toEqual([{ id: userId, name: 'U', email: 'u@example.test' }]);
 });
+
+test('reads of one id keep the generic plan (PostgreSQL does not plan each one again)', async () => {
+  // One connection, so every read below runs on the connection whose statement is inspected.
+  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const single = createDb<any>({ url, schema, max: 1 });
+  try {
+    const { rows } = await sql<{ id: number }>`select id from contacts where tenant_id = 'big' order by id limit 12`.execute(single.db);
+    for (const { id } of rows) expect((await findContactRows(single.db, 'big', [id])).map((r) => r.id)).toEqual([id]);
+    const plans = await sql<{ generic_plans: string; custom_plans: string }>`select generic_plans, custom_plans
+      from pg_prepared_statements where statement = ${contactRowsByIds(db).sql}`.execute(single.db);
+    // PostgreSQL plans the first five executions with their values, then compares. Given the
+    // array itself, it judged one id ten times cheaper than the generic plan and planned all 12.
+    expect(plans.rows.map((p) => [Number(p.custom_plans), Number(p.generic_plans)])).toEqual([[5, 7]]);
+  } finally {
+    await single.db.destroy();
+  }
+});

@@ -120,13 +120,21 @@ export type ContactRow = Awaited<ReturnType<ReturnType<typeof selectContactRows>
  * tenant's index and filtered on id, reading every contact of the tenant (the keyed create's
  * read-back grew from 0.5 to 4.3 ms within 5,000 contacts, measured). Per id, the only plan is
  * one index lookup on (tenant_id, id), whatever the table's statistics.
+ *
+ * The ids come through a scalar subquery, `unnest((select $2::integer[]))`, which the planner
+ * cannot look into: it then estimates the same number of ids (10) whatever the array holds, so a
+ * custom plan costs what the generic plan costs and PostgreSQL keeps the generic plan after its
+ * fifth execution. Given the array itself, it estimated a custom plan for one id (every create's
+ * and update's read-back) ten times cheaper than the generic plan and planned every call again:
+ * 180–190 µs of PostgreSQL CPU per one-id read against 53–57 µs now (`loadtest/statement-cost.ts`;
+ * the plan is the same per-id lookup either way).
  */
 let byIds: PreparedStatement<ContactRow> | undefined;
 
 /** The statement findContactRows sends (exported for the test that explains its generic plan). */
 export function contactRowsByIds(db: Db): PreparedStatement<ContactRow> {
   byIds ??= preparedStatement<ContactRow>(
-    `select "contact".* from (select distinct unnest($2::integer[]) as "id") as "wanted" cross join lateral (${compiledWithoutValues(
+    `select "contact".* from (select distinct unnest((select $2::integer[])) as "id") as "wanted" cross join lateral (${compiledWithoutValues(
       selectContactRows(db)
         .where('contacts.tenant_id', '=', sql.raw<string>('$1'))
         .where('contacts.id', '=', sql.raw<number>('"wanted"."id"')),
