@@ -1,3 +1,4 @@
+import { preparedStatement } from '@crm/db';
 import type { Kysely } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 
@@ -12,8 +13,16 @@ export const DEFAULT_CONTACT_TYPES = [
   { reference: 'partner', name: 'Partner' },
 ] as const;
 
-function selectTypes(db: Db, tenantId: string) {
-  return db.selectFrom('contact_types').select(['id', 'reference', 'name']).where('tenant_id', '=', tenantId).orderBy('id').execute();
+/**
+ * The tenant's types in list order: a named prepared statement, since every contact write checks
+ * its `type` against them (67–77 → 43–47 µs of PostgreSQL CPU, `loadtest/statement-cost.ts`).
+ */
+const TENANT_TYPES = preparedStatement<{ id: number; reference: string; name: string }>(
+  'select id, reference, name from contact_types where tenant_id = $1 order by id',
+);
+
+async function selectTypes(db: Db, tenantId: string) {
+  return (await TENANT_TYPES.execute(db, [tenantId])).rows;
 }
 
 /**
