@@ -338,6 +338,33 @@ describe('a refused write records nothing', () => {
     expect(await contactCount(tenant)).toBe(1);
   });
 
+  test('a record older than 24 h no longer binds its key: the same key with another body creates, and is recorded anew', async () => {
+    const tenant = await stack.createTenant();
+    const key = crypto.randomUUID();
+    expect((await tenant.request('POST', '/v1/contacts', { body: { name: 'Old', type: 'lead' }, headers: keyed(key) })).status).toBe(201);
+    const aged = await stack.sql(
+      "update sales.idempotency_records set created_at = now() - interval '25 hours' where tenant_id = $1 and key = $2",
+      [tenant.tenantId, key],
+    );
+    expect(aged.rowCount).toBe(1);
+    const body = { name: 'New', type: 'lead' };
+    const fresh = await direct(tenant, 'POST', '/v1/contacts', key, body);
+    expect(fresh.status).toBe(201);
+    expect(fresh.body.data.name).toBe('New');
+    expect(await contactCount(tenant)).toBe(2);
+    // The expired record is gone and the new answer is the one recorded: a repeat replays it.
+    const { rows } = await stack.sql('select body from sales.idempotency_records where tenant_id = $1 and key = $2', [
+      tenant.tenantId,
+      key,
+    ]);
+    expect(rows.map((r) => JSON.parse(r.body).data.name)).toEqual(['New']);
+    const repeat = await direct(tenant, 'POST', '/v1/contacts', key, body);
+    expect(repeat.status).toBe(201);
+    expect(repeat.headers.get('idempotent-replayed')).toBe('true');
+    expect(repeat.body.data.id).toBe(fresh.body.data.id);
+    expect(await contactCount(tenant)).toBe(2);
+  });
+
   test('422: the same key with a corrected body then creates', async () => {
     const tenant = await stack.createTenant();
     const key = crypto.randomUUID();

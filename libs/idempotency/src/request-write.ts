@@ -2,8 +2,9 @@
 // (tenant, key, fingerprint) → the answer; a repeat of the key answers the recorded answer. So a
 // client retrying with the same key gets one resource even when a gateway or a service dies
 // between the commit and the answer.
+import { preparedStatement } from '@crm/db';
 import { AppError } from '@crm/http';
-import { type ControlledTransaction, type Kysely, sql } from 'kysely';
+import type { ControlledTransaction, Kysely } from 'kysely';
 import { RECORD_TTL_HOURS } from './purge.ts';
 
 /** An answer recorded with its key. */
@@ -15,6 +16,31 @@ export interface RecordedAnswer {
 
 /** Answer headers kept with a record and replayed. */
 const RECORDED_HEADERS = ['content-type', 'location', 'etag'];
+
+// The statements of every keyed write, as named prepared statements (each connection plans them
+// once). Parameters: $1 tenant, $2 key.
+
+/** The key's lock, held until the write's transaction ends (a concurrent repeat waits for it). */
+export const LOCK_KEY = preparedStatement("select pg_advisory_xact_lock(hashtextextended($1::text || ':' || $2::text, 0))");
+
+/**
+ * The answer recorded for the key, if any, in one statement with the removal of an expired record
+ * (which no longer binds its key, whether or not the purge has run yet): the select leaves out
+ * what the delete removes, both judged by the same `now()`.
+ */
+export const RECORDED_ANSWER = preparedStatement<RecordedAnswer & { fingerprint: string }>(
+  `with expired as (
+    delete from idempotency_records
+    where tenant_id = $1 and key = $2 and created_at <= now() - make_interval(hours => ${RECORD_TTL_HOURS})
+  )
+  select fingerprint, status, body, headers from idempotency_records
+  where tenant_id = $1 and key = $2 and created_at > now() - make_interval(hours => ${RECORD_TTL_HOURS})`,
+);
+
+/** Records the answer with the key. Further parameters: $3 fingerprint, $4 status, $5 body, $6 headers (JSON). */
+const RECORD_ANSWER = preparedStatement(
+  'insert into idempotency_records (tenant_id, key, fingerprint, status, body, headers) values ($1, $2, $3, $4, $5, $6::jsonb)',
+);
 
 /**
  * The database a request's handler writes through: the service's pool, or — while a keyed write
@@ -49,13 +75,8 @@ export class RequestWrite {
   async begin(tenantId: string, key: string, fingerprint: string): Promise<RecordedAnswer | undefined> {
     const trx = await this.#root.startTransaction().execute();
     try {
-      await sql`select pg_advisory_xact_lock(hashtextextended(${`${tenantId}:${key}`}, 0))`.execute(trx);
-      // An expired record no longer binds its key, whether or not the purge has run yet.
-      await sql`delete from idempotency_records where tenant_id = ${tenantId} and key = ${key}
-        and created_at <= now() - make_interval(hours => ${RECORD_TTL_HOURS})`.execute(trx);
-      const { rows } = await sql<RecordedAnswer & { fingerprint: string }>`select fingerprint, status, body, headers
-        from idempotency_records where tenant_id = ${tenantId} and key = ${key}`.execute(trx);
-      const recorded = rows[0];
+      await LOCK_KEY.execute(trx, [tenantId, key]);
+      const recorded = (await RECORDED_ANSWER.execute(trx, [tenantId, key])).rows[0];
       if (recorded) {
         await trx.rollback().execute();
         if (recorded.fingerprint !== fingerprint)
@@ -88,8 +109,7 @@ export class RequestWrite {
     }
     try {
       const kept = Object.fromEntries(RECORDED_HEADERS.flatMap((name) => (headers[name] ? [[name, headers[name]]] : [])));
-      await sql`insert into idempotency_records (tenant_id, key, fingerprint, status, body, headers)
-        values (${claim.tenantId}, ${claim.key}, ${claim.fingerprint}, ${status}, ${body}, ${JSON.stringify(kept)}::jsonb)`.execute(trx);
+      await RECORD_ANSWER.execute(trx, [claim.tenantId, claim.key, claim.fingerprint, status, body, JSON.stringify(kept)]);
       await trx.commit().execute();
     } catch (error) {
       if (!trx.isRolledBack && !trx.isCommitted)
