@@ -94,9 +94,9 @@ export const QUEUE_SCAN_SETTING = 'enable_bitmapscan = off';
 /** Statement texts run by `queryWithSettings(…, { prepared: true })`: text → the name it is PREPAREd under. */
 const sqlPreparedNames = new Map<string, string>();
 /** The names each connection has PREPAREd (a prepared statement lives as long as its session). */
-const sqlPreparedOn = new WeakMap<pg.PoolClient, Set<string>>();
+const sqlPreparedOn = new WeakMap<pg.ClientBase, Set<string>>();
 
-/** The name `queryWithSettings(…, { prepared: true })` PREPAREs this statement text under (for EXPLAIN EXECUTE in tests). */
+/** The name `preparedOn` PREPAREs this statement text under (for EXPLAIN EXECUTE in tests). */
 export function sqlPreparedName(statement: string): string {
   let name = sqlPreparedNames.get(statement);
   if (!name) {
@@ -107,18 +107,35 @@ export function sqlPreparedName(statement: string): string {
 }
 
 /**
+ * PREPAREs `statement` on this connection the first time it meets it (one round trip), and
+ * returns the name to `execute`. The plan of a statement without parameters is made at its first
+ * EXECUTE, under the settings of that moment, and kept. `parameterTypes`: the types of `$1…`
+ * (`prepare <name>(<types>) as …`). For SELECT, INSERT, UPDATE and DELETE statements (and WITH of
+ * them); a distinct text is a distinct prepared statement, so only for a few constant texts.
+ */
+export async function preparedOn(client: pg.ClientBase, statement: string, parameterTypes: readonly string[] = []): Promise<string> {
+  const name = sqlPreparedName(statement);
+  const prepared = sqlPreparedOn.get(client) ?? new Set<string>();
+  if (!prepared.has(name)) {
+    const types = parameterTypes.length > 0 ? `(${parameterTypes.join(', ')})` : '';
+    await client.query(`prepare ${name}${types} as ${statement}`);
+    prepared.add(name);
+    sqlPreparedOn.set(client, prepared);
+  }
+  return name;
+}
+
+/**
  * Runs one statement in a transaction of its own under planner settings (`set local …`), in ONE
  * round trip: `begin; <settings>; <statement>; commit` as a simple-protocol query, so the
  * statement takes no parameters (its values are literals the caller has checked). For a queue's
  * claim whose plan must not depend on the planner's estimates (`QUEUE_SCAN_SETTING`).
  *
- * `prepared`: the connection PREPAREs the statement once (its own round trip, the first time that
- * connection runs it) and then sends `execute <name>` in its place, so PostgreSQL plans it once
- * per connection instead of on every call (the delivery claim: 0.72 → 0.12–0.17 ms of
- * PostgreSQL CPU). A statement without parameters keeps the plan made at its first EXECUTE,
- * which runs under the same settings as every later one (and is made again, under them, when a
- * change to a table invalidates it). For SELECT, INSERT, UPDATE and DELETE statements (and WITH
- * of them); a distinct text is a distinct prepared statement, so only for a few texts.
+ * `prepared`: the connection PREPAREs the statement once (`preparedOn`) and then sends
+ * `execute <name>` in its place, so PostgreSQL plans it once per connection instead of on every
+ * call (the delivery claim: 0.72 → 0.12–0.17 ms of PostgreSQL CPU). Its plan, made at the first
+ * EXECUTE, is made under the same settings as every later one (and made again, under them, when
+ * a change to a table invalidates it).
  */
 export async function queryWithSettings<R>(
   db: Kysely<any>,
@@ -131,17 +148,7 @@ export async function queryWithSettings<R>(
   statements += 1;
   const client = await pool.connect();
   try {
-    let text = statement;
-    if (options.prepared) {
-      const name = sqlPreparedName(statement);
-      const prepared = sqlPreparedOn.get(client) ?? new Set<string>();
-      if (!prepared.has(name)) {
-        await client.query(`prepare ${name} as ${statement}`);
-        prepared.add(name);
-        sqlPreparedOn.set(client, prepared);
-      }
-      text = `execute ${name}`;
-    }
+    const text = options.prepared ? `execute ${await preparedOn(client, statement)}` : statement;
     const results = (await client.query(
       ['begin', ...settings.map((setting) => `set local ${setting}`), text, 'commit'].join('; '),
     )) as unknown as pg.QueryResult[];

@@ -93,7 +93,9 @@ test('an event committed while the relay is marking a batch is published right a
   // Wait until the relay is marking the first event (its update waits in the trigger).
   for (let i = 0; i < 100; i++) {
     const marking =
-      await sql`select 1 from pg_stat_activity where query like 'update outbox set published_at%' and state = 'active'`.execute(db);
+      await sql`select 1 from pg_stat_activity where application_name = ${`crm-outbox-relay:${schema}`} and wait_event = 'PgSleep'`.execute(
+        db,
+      );
     if (marking.rows.length > 0) break;
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -141,4 +143,47 @@ test("the relay's scan for pending rows does not grow with the published rows VA
   // A plain index scan walks the index's leaf pages of marked entries (16 pages seen); a bitmap
   // scan reads the heap page of each published row as well (62 seen), more with every event.
   expect(await pagesRead()).toBeLessThan(30);
+});
+
+test("a batch's two statements are planned once per connection, not on every batch", async () => {
+  // A LISTEN connection that cannot open: every batch runs on the relay's pool, one connection
+  // here, whose prepared statements the test can then read. A short poll starts the batches.
+  const single = createDb<any>({ url, schema, max: 1 });
+  const relay = startOutboxRelay({
+    pool: single.pool,
+    listenConfig: poolConfig({ url: Object.assign(new URL(url), { port: '1' }).toString(), schema }),
+    schema,
+    nc,
+    stream,
+    subjectPrefix: prefix,
+    logger: quiet,
+    pollMs: 20,
+  });
+  try {
+    // Eight batches of one event each: the next event is written once the last one is published.
+    for (let i = 0; i < 8; i++) {
+      const [eventId] = await db
+        .transaction()
+        .execute((trx) => writeEvents(trx, [{ tenantId: 't', type: 'contact.deleted', data: { id: i } }]));
+      const published = async () =>
+        (await sql`select 1 from outbox where id = ${eventId} and published_at is not null`.execute(db)).rows.length === 1;
+      for (let w = 0; w < 100 && !(await published()); w++) await new Promise((r) => setTimeout(r, 20));
+      expect(await published()).toBe(true);
+    }
+    await relay.stop();
+    const { rows } = await sql<{ statement: string; generic_plans: string; custom_plans: string }>`select statement,
+      generic_plans, custom_plans from pg_prepared_statements where from_sql`.execute(single.db);
+    const plans = rows
+      .map((r) => ({ statement: r.statement.split(' ')[3], generic: Number(r.generic_plans), custom: Number(r.custom_plans) }))
+      .sort((a, b) => String(a.statement).localeCompare(String(b.statement)));
+    // The pending rows (no parameters: one plan, kept) and the marking of one seq per batch, under
+    // its generic plan from the first batch on (PostgreSQL would plan a one-seq batch every time).
+    expect(plans.map((p) => [p.statement, p.custom])).toEqual([
+      ['select', 0],
+      ['update', 0],
+    ]);
+    expect(plans.every((p) => p.generic >= 8)).toBe(true);
+  } finally {
+    await single.db.destroy();
+  }
 });

@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '@crm/contracts';
-import { QUEUE_SCAN_SETTING } from '@crm/db';
+import { preparedOn, QUEUE_SCAN_SETTING } from '@crm/db';
 import { JSONCodec, type NatsConnection } from 'nats';
 import pg from 'pg';
 import type { Logger } from './logger.ts';
@@ -33,12 +33,16 @@ interface OutboxRow {
 }
 
 /**
- * The pending rows of one batch, oldest first (`limit` is an integer literal: the statement goes
- * in one simple-protocol round trip with its `begin`), walked as `QUEUE_SCAN_SETTING` says.
+ * The pending rows of one batch, oldest first, walked as `QUEUE_SCAN_SETTING` says. `limit` is
+ * an integer literal: the statement takes no parameters, so the plan made at its first EXECUTE
+ * on a connection (under that setting) is the one it keeps.
  */
 export function pendingRowsQuery(limit: number): string {
   return `select seq, id, tenant_id, type, payload, created_at from outbox where published_at is null order by seq limit ${Math.floor(limit)} for update skip locked`;
 }
+
+/** Marks a batch's rows published; $1: their seqs. */
+export const MARK_PUBLISHED = 'update outbox set published_at = now() where seq = any($1)';
 
 /** The longest wait between two attempts while NATS or PostgreSQL fails (the back-off doubles up to it). */
 export const RELAY_MAX_BACKOFF_MS = 1000;
@@ -63,8 +67,9 @@ export const RELAY_PUBLISH_TIMEOUT_MS = 2000;
  * Woken by LISTEN/NOTIFY, with a polling fallback: a notification that arrives while a batch is
  * being published starts the next batch right after it (never left to the poll). Batches run on
  * the LISTEN connection itself (no wait for a pool connection behind the service's requests;
- * two round trips to PostgreSQL per batch: `begin; select … for update skip locked`, then
- * `update …; commit`), on a pool connection while that connection is being opened again.
+ * two round trips to PostgreSQL per batch: `begin; execute <select … for update skip locked>`,
+ * then `execute <update>; commit`, each statement PREPAREd once per connection), on a pool
+ * connection while that connection is being opened again.
  * While NATS or PostgreSQL is down the rows stay pending and are retried with a back-off of at
  * most RELAY_MAX_BACKOFF_MS, counted from the start of the failed attempt (so publishing resumes
  * within about RELAY_PUBLISH_TIMEOUT_MS once a new stream leader exists: a publish to a vanished
@@ -97,13 +102,18 @@ export function startOutboxRelay(options: RelayOptions) {
     const own = listener;
     const client = own ?? (await pool.connect());
     try {
-      // One round trip: a simple-protocol query may hold several statements (the limit is an integer
-      // literal). The marking's commit does not wait for the WAL flush: were it lost in a crash, the
-      // rows would be published again, which the stream's duplicate window absorbs.
+      // Both statements are PREPAREd once per connection and executed by name, so PostgreSQL plans
+      // them once instead of on every batch; the marking under its generic plan (one index lookup
+      // per seq), whatever the batch's size.
+      const pending = await preparedOn(client, pendingRowsQuery(limit));
+      const mark = await preparedOn(client, MARK_PUBLISHED, ['bigint[]']);
+      // One round trip: a simple-protocol query may hold several statements. The marking's commit
+      // does not wait for the WAL flush: were it lost in a crash, the rows would be published
+      // again, which the stream's duplicate window absorbs.
       const results = (await client.query(
-        `begin; set local synchronous_commit = off; set local ${QUEUE_SCAN_SETTING}; ${pendingRowsQuery(limit)}`,
+        `begin; set local synchronous_commit = off; set local ${QUEUE_SCAN_SETTING}; set local plan_cache_mode = force_generic_plan; execute ${pending}`,
       )) as unknown as pg.QueryResult<OutboxRow>[];
-      const rows = results[3]?.rows ?? [];
+      const rows = results[4]?.rows ?? [];
       if (rows.length > 0) {
         const js = nc.jetstream();
         await Promise.all(
@@ -124,7 +134,7 @@ export function startOutboxRelay(options: RelayOptions) {
         // seq is a bigint read as text by pg: digits only, checked before it is put in the statement.
         const seqs = rows.map((r) => String(r.seq));
         if (!seqs.every((seq) => /^\d+$/.test(seq))) throw new Error('outbox seq is not an integer');
-        await client.query(`update outbox set published_at = now() where seq = any('{${seqs.join(',')}}'::bigint[]); commit`);
+        await client.query(`execute ${mark}('{${seqs.join(',')}}'); commit`);
       } else {
         await client.query('commit');
       }
