@@ -6,6 +6,7 @@ import { createDb, migrate } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import { contactRowsByIds, findContactRows } from '../services/sales/src/contacts/repo.ts';
 import { migrations } from '../services/sales/src/db/migrations/index.ts';
+import { findUsersByEmails } from '../services/sales/src/users/repo.ts';
 
 const schema = `sales_plans_${process.pid}_${Date.now()}`;
 let db: Kysely<any>;
@@ -93,6 +94,46 @@ test('reads of one id keep the generic plan (PostgreSQL does not plan each one a
     // PostgreSQL plans the first five executions with their values, then compares. Given the
     // array itself, it judged one id ten times cheaper than the generic plan and planned all 12.
     expect(plans.rows.map((p) => [Number(p.custom_plans), Number(p.generic_plans)])).toEqual([[5, 7]]);
+  } finally {
+    await single.db.destroy();
+  }
+});
+
+test('users are found by e-mail in any case, one index lookup per e-mail, and the plan is kept', async () => {
+  // The tenant 'other' has 30,000 users by now (the test above).
+  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const single = createDb<any>({ url, schema, max: 1 });
+  try {
+    const found = await findUsersByEmails(single.db, 'other', [
+      'User7@Example.test',
+      'user7@example.TEST',
+      'user9@example.test',
+      'nobody@example.test',
+    ]);
+    expect(found.map((u) => u.email).sort()).toEqual(['user7@example.test', 'user9@example.test']);
+    expect(await findUsersByEmails(single.db, 'big', ['user7@example.test'])).toEqual([]);
+    for (let i = 0; i < 10; i++) await findUsersByEmails(single.db, 'other', [`user${i}@example.test`]);
+    const statement = (
+      await sql<{ statement: string; generic_plans: string; custom_plans: string }>`select statement, generic_plans,
+      custom_plans from pg_prepared_statements where statement like '%from users where tenant_id = $1 and lower(email)%'`.execute(single.db)
+    ).rows;
+    // Five plans with the values, then the generic plan kept (a one-e-mail custom plan looked cheaper when given the array).
+    expect(statement.map((p) => [Number(p.custom_plans), Number(p.generic_plans)])).toEqual([[5, 7]]);
+    // Under the generic plan: the unique index, a few pages per e-mail, whatever the number of users.
+    const client = await single.pool.connect();
+    try {
+      const text = statement[0]?.statement ?? '';
+      await client.query(`set plan_cache_mode = force_generic_plan; prepare by_emails(text, text[]) as ${text}`);
+      const explained = await client.query(
+        "explain (analyze, buffers, format json) execute by_emails('other', '{user5@example.test,user6@example.test}')",
+      );
+      const plan = explained.rows[0]['QUERY PLAN'][0].Plan as Record<string, number>;
+      expect(plan['Actual Rows']).toBe(2);
+      expect((plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0)).toBeLessThan(20);
+    } finally {
+      await client.query('deallocate by_emails; reset plan_cache_mode');
+      client.release();
+    }
   } finally {
     await single.db.destroy();
   }
