@@ -319,14 +319,19 @@ export async function deleteLocation(db: Db, contactId: number): Promise<void> {
   await db.deleteFrom('contact_locations').where('contact_id', '=', contactId).execute();
 }
 
-/** Replaces the contact's assigned users, keeping the given order. */
-export async function replaceContactUsers(db: Db, contactId: number, userIds: number[]): Promise<void> {
-  await db.deleteFrom('contact_users').where('contact_id', '=', contactId).execute();
+/** Assigns users to a contact that has none (a new one), in the given order. */
+export async function insertContactUsers(db: Db, contactId: number, userIds: number[]): Promise<void> {
   if (userIds.length === 0) return;
   await db
     .insertInto('contact_users')
     .values(userIds.map((userId, position) => ({ contact_id: contactId, user_id: userId, position })))
     .execute();
+}
+
+/** Replaces the contact's assigned users, keeping the given order. */
+export async function replaceContactUsers(db: Db, contactId: number, userIds: number[]): Promise<void> {
+  await db.deleteFrom('contact_users').where('contact_id', '=', contactId).execute();
+  await insertContactUsers(db, contactId, userIds);
 }
 
 /** Deletes a contact of the tenant; false when it is not there. */

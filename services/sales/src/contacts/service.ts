@@ -15,6 +15,7 @@ import {
   findContactByIdentifier,
   findContactRows,
   insertContacts,
+  insertContactUsers,
   lockContactRows,
   mergeLocation,
   readContactPage,
@@ -109,7 +110,7 @@ export async function writeNewContacts(
   for (const [index, input] of inputs.entries()) {
     const id = ids[index] as number;
     if (input.location) await mergeLocation(trx, id, input.location);
-    if (input.users) await replaceContactUsers(trx, id, userIdsOf(input.users, userIds));
+    if (input.users) await insertContactUsers(trx, id, userIdsOf(input.users, userIds));
   }
   return ids;
 }
