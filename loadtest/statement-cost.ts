@@ -13,6 +13,8 @@
 //   parameter (PostgreSQL plans every call: a custom plan for one id looks cheaper than the generic
 //   one) against the array through a scalar subquery (the generic plan kept), both named;
 // - contact types: the tenant's contact types, which every contact write checks, unnamed against named;
+// - users: the users a contact or opportunity write names, the e-mails as an IN list (unnamed)
+//   against the named lookup per e-mail (`findUsersByEmails`);
 // - key check: what a keyed write sends before its handler runs (after `begin`), the key's lock,
 //   the removal of an expired record and the read of the recorded answer as three unnamed
 //   statements, against the lock and one statement for the other two, both named (libs/idempotency);
@@ -26,6 +28,7 @@ import { startStack } from '@crm/testing';
 import pg from 'pg';
 import { createDb } from '../libs/db/src/database.ts';
 import { contactRowsByIds } from '../services/sales/src/contacts/repo.ts';
+import { USERS_BY_EMAILS } from '../services/sales/src/users/repo.ts';
 import { STORE_EVENT } from '../services/webhooks/src/ingest/event-store.ts';
 import { claimStatement } from '../services/webhooks/src/worker/task-queue.ts';
 import { processTicks } from './lib/cpu.ts';
@@ -95,6 +98,19 @@ try {
         queries: parameterized('select id, reference, name from contact_types where tenant_id = $1 order by id', 'cost_types', () => [
           tenant.tenantId,
         ]),
+      },
+      {
+        label: 'users',
+        schema: 'sales',
+        queries: (form) =>
+          form === 'now'
+            ? [{ name: 'cost_users', text: USERS_BY_EMAILS.sql, values: [tenant.tenantId, ['someone@example.test']] }]
+            : [
+                {
+                  text: 'select "id", "email", "name" from "users" where "tenant_id" = $1 and lower(email) in ($2)',
+                  values: [tenant.tenantId, 'someone@example.test'],
+                },
+              ],
       },
       {
         label: 'key check',
