@@ -32,6 +32,27 @@ test('gateway and all four services answer under Deno', async () => {
   expect(version.status).toBe(200);
 });
 
+test('under Deno a keyed write runs once, names its users, replays from the service record and publishes its event', async () => {
+  const tenant = await stack.createTenant({ users: [{ email: 'deno@example.test', name: 'Dee No' }] });
+  const key = crypto.randomUUID();
+  const body = { name: 'Deno Ltd', type: 'client', users: ['DENO@example.test'] };
+  const first = await tenant.request('POST', '/v1/contacts', { body, headers: { 'idempotency-key': key } });
+  expect(first.status).toBe(201);
+  expect(first.body.data.users.map((u: { email: string }) => u.email)).toEqual(['deno@example.test']);
+  // The gateway's record gone, the retry is answered from sales' own record (its prepared statements).
+  await stack.sql('delete from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, key]);
+  const retry = await tenant.request('POST', '/v1/contacts', { body, headers: { 'idempotency-key': key } });
+  expect(retry.status).toBe(201);
+  expect(retry.headers.get('idempotent-replayed')).toBe('true');
+  expect(retry.body.data.id).toBe(first.body.data.id);
+  // The outbox relay (its statements prepared on its connection) publishes the one event.
+  const published = async () => (await stack.sql('select published_at from sales.outbox where tenant_id = $1', [tenant.tenantId])).rows;
+  for (let i = 0; i < 100 && (await published()).some((r) => r.published_at === null); i++) await Bun.sleep(50);
+  const rows = await published();
+  expect(rows.length).toBe(1);
+  expect(rows[0]?.published_at).not.toBeNull();
+});
+
 test('the processes really are Deno', async () => {
   const { readFileSync } = await import('node:fs');
   for (const proc of Object.values(stack.processes)) {
