@@ -21,12 +21,11 @@
 // - relay batch: an outbox relay's two round trips for a batch (`begin; set local …; <pending
 //   rows>`, then `<marking>; commit`) with both statements in the text, against both PREPAREd
 //   once and executed by name (nothing is pending: it measures what a batch costs besides its rows).
-import { QUEUE_SCAN_SETTING } from '@crm/db';
+import { createDb, QUEUE_SCAN_SETTING } from '@crm/db';
 import { MARK_PUBLISHED, pendingRowsQuery, WRITE_EVENTS } from '@crm/events';
 import { LOCK_KEY, RECORD_TTL_HOURS, RECORDED_ANSWER } from '@crm/idempotency';
 import { startStack } from '@crm/testing';
 import pg from 'pg';
-import { createDb } from '../libs/db/src/database.ts';
 import { contactRowsByIds } from '../services/sales/src/contacts/repo.ts';
 import { USERS_BY_EMAILS } from '../services/sales/src/users/repo.ts';
 import { STORE_EVENT } from '../services/webhooks/src/ingest/event-store.ts';
