@@ -6,6 +6,7 @@ import { createDb, migrate } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import { contactRowsByIds, findContactRows } from '../services/sales/src/contacts/repo.ts';
 import { migrations } from '../services/sales/src/db/migrations/index.ts';
+import { REFRESH_ORDER_TOTAL, refreshOrderTotal } from '../services/sales/src/orders/repo.ts';
 import { findUsersByEmails, USERS_BY_EMAILS } from '../services/sales/src/users/repo.ts';
 
 const schema = `sales_plans_${process.pid}_${Date.now()}`;
@@ -136,5 +137,23 @@ test('users are found by e-mail in any case, one index lookup per e-mail, and th
   // Under the generic plan: the unique index, a few pages per e-mail, whatever the number of users.
   const { rows, pages } = await genericPlanOf(USERS_BY_EMAILS.sql, 'text, text[]', "'other', '{user5@example.test,user6@example.test}'");
   expect(rows).toBe(2);
+  expect(pages).toBeLessThan(20);
+});
+
+test("an order's total is recomputed exactly, by a statement planned once per connection", async () => {
+  const { rows } = await sql<{ id: number }>`insert into orders (tenant_id, reference, enterprise_id, user_id, date_limit, state)
+    values ('big', 'ORD-PLAN-1', 1, 1, '2026-12-31', 1) returning id`.execute(db);
+  const orderId = rows[0]?.id as number;
+  await sql`insert into order_lines (order_id, position, product_id, reference, name, cost, price, discount, quantity)
+    values (${orderId}, 0, 1, 'P1', 'One', 1, 10.00, 10, 3), (${orderId}, 1, 2, 'P2', 'Two', 1, 5.00, 0, 2)`.execute(db);
+  const totals: string[] = [];
+  const plans = await plansOnOneConnection(REFRESH_ORDER_TOTAL.sql, async (single) => {
+    for (let i = 0; i < 12; i++) totals.push(await refreshOrderTotal(single, orderId));
+  });
+  // 10.00 × 3 × 90 % + 5.00 × 2 = 37.00, every time.
+  expect(new Set(totals)).toEqual(new Set(['37.00']));
+  expect(plans).toEqual([{ custom: 5, generic: 7 }]);
+  // Under the generic plan: the order by primary key and its lines by their index.
+  const { pages } = await genericPlanOf(REFRESH_ORDER_TOTAL.sql, 'integer', String(orderId));
   expect(pages).toBeLessThan(20);
 });

@@ -1,4 +1,4 @@
-import { inIdOrder, type ListRequest, type PageOfIds, readPageIds, type SortType } from '@crm/db';
+import { inIdOrder, type ListRequest, type PageOfIds, preparedStatement, readPageIds, type SortType } from '@crm/db';
 import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { OrderLinesTable, OrderStatesTable, OrdersTable, SalesDatabase } from '../db/database.ts';
 
@@ -62,16 +62,21 @@ export async function replaceOrderLines(trx: Db, orderId: number, lines: NewOrde
 }
 
 /**
- * Recomputes the stored total from the lines in exact `numeric` arithmetic:
- * Σ price × quantity × (100 − discount) / 100, rounded to 2 decimals. Returns it as a string.
+ * The stored total recomputed from the lines in exact `numeric` arithmetic:
+ * Σ price × quantity × (100 − discount) / 100, rounded to 2 decimals. $1: the order's id. A named
+ * prepared statement: every order write runs it (73–77 → 23 µs of PostgreSQL CPU, loadtest/statement-cost.ts).
  */
+export const REFRESH_ORDER_TOTAL = preparedStatement<{ total: string }>(
+  `update orders set total = (
+    select coalesce(round(sum(price * quantity * (100 - discount) / 100), 2), 0)
+    from order_lines where order_id = $1
+  ) where id = $1
+  returning total`,
+);
+
+/** Recomputes the order's stored total (`REFRESH_ORDER_TOTAL`); returns it as a string. */
 export async function refreshOrderTotal(trx: Db, orderId: number): Promise<string> {
-  const { rows } = await sql<{ total: string }>`
-    update orders set total = (
-      select coalesce(round(sum(price * quantity * (100 - discount) / 100), 2), 0)
-      from order_lines where order_id = ${orderId}
-    ) where id = ${orderId}
-    returning total`.execute(trx);
+  const { rows } = await REFRESH_ORDER_TOTAL.execute(trx, [orderId]);
   return rows[0]?.total as string;
 }
 
