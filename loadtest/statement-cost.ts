@@ -15,6 +15,8 @@
 // - contact types: the tenant's contact types, which every contact write checks, unnamed against named;
 // - users: the users a contact or opportunity write names, the e-mails as an IN list (unnamed)
 //   against the named lookup per e-mail (`findUsersByEmails`);
+// - order total: the recomputation of an order's total every order write runs, unnamed against
+//   named (`REFRESH_ORDER_TOTAL`; no order has the id, so it measures the statement, not the lines);
 // - key check: what a keyed write sends before its handler runs (after `begin`), the key's lock,
 //   the removal of an expired record and the read of the recorded answer as three unnamed
 //   statements, against the lock and one statement for the other two, both named (libs/idempotency);
@@ -27,6 +29,7 @@ import { LOCK_KEY, RECORD_TTL_HOURS, RECORDED_ANSWER } from '@crm/idempotency';
 import { startStack } from '@crm/testing';
 import pg from 'pg';
 import { contactRowsByIds } from '../services/sales/src/contacts/repo.ts';
+import { REFRESH_ORDER_TOTAL } from '../services/sales/src/orders/repo.ts';
 import { USERS_BY_EMAILS } from '../services/sales/src/users/repo.ts';
 import { STORE_EVENT } from '../services/webhooks/src/ingest/event-store.ts';
 import { claimStatement } from '../services/webhooks/src/worker/task-queue.ts';
@@ -110,6 +113,14 @@ try {
                   values: [tenant.tenantId, 'someone@example.test'],
                 },
               ],
+      },
+      {
+        label: 'order total',
+        schema: 'sales',
+        queries: (form) =>
+          form === 'now'
+            ? [{ name: 'cost_order_total', text: REFRESH_ORDER_TOTAL.sql, values: [0] }]
+            : [{ text: REFRESH_ORDER_TOTAL.sql.replace('where id = $1', 'where id = $2'), values: [0, 0] }],
       },
       {
         label: 'key check',
