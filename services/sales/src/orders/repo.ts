@@ -64,7 +64,8 @@ export async function replaceOrderLines(trx: Db, orderId: number, lines: NewOrde
 /**
  * The stored total recomputed from the lines in exact `numeric` arithmetic:
  * Σ price × quantity × (100 − discount) / 100, rounded to 2 decimals. $1: the order's id. A named
- * prepared statement: every order write runs it (73–77 → 23 µs of PostgreSQL CPU, loadtest/statement-cost.ts).
+ * prepared statement: every order write runs it (73–77 → 23 µs of PostgreSQL CPU,
+ * loadtest/statement-cost.ts).
  */
 export const REFRESH_ORDER_TOTAL = preparedStatement<{ total: string }>(
   `update orders set total = (
