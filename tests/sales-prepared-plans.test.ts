@@ -8,11 +8,13 @@ import { contactRowsByIds, findContactRows } from '../services/sales/src/contact
 import { migrations } from '../services/sales/src/db/migrations/index.ts';
 import { REFRESH_ORDER_TOTAL, refreshOrderTotal } from '../services/sales/src/orders/repo.ts';
 import { findUsersByEmails, USERS_BY_EMAILS } from '../services/sales/src/users/repo.ts';
+import { genericPlanOf, type PlanScope, plansOnOneConnection } from './prepared-plans.ts';
 
 const schema = `sales_plans_${process.pid}_${Date.now()}`;
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 let db: Kysely<any>;
 let pool: ReturnType<typeof createDb>['pool'];
+const scope = (): PlanScope => ({ url, schema, pool });
 
 beforeAll(async () => {
   ({ db, pool } = createDb<any>({ url, schema }));
@@ -27,38 +29,9 @@ afterAll(async () => {
   await db.destroy();
 });
 
-/**
- * Rows and pages of one execution of a statement (`text`, with parameters of `types`, executed with
- * the SQL literals `args`), under the generic plan of a connection of its own. With `meanwhile`,
- * the connection makes its plan first (one execution) and keeps it while `meanwhile` changes the
- * tables (nothing analyzes them here).
- */
-async function genericPlanOf(
-  text: string,
-  types: string,
-  args: string,
-  meanwhile?: () => Promise<unknown>,
-): Promise<{ rows: number; pages: number }> {
-  const client = await pool.connect();
-  try {
-    await client.query(`set search_path to "${schema}"; set plan_cache_mode = force_generic_plan`);
-    await client.query(`prepare under_test(${types}) as ${text}`);
-    if (meanwhile) {
-      await client.query(`execute under_test(${args})`);
-      await meanwhile();
-    }
-    const explained = await client.query(`explain (analyze, buffers, format json) execute under_test(${args})`);
-    const plan = explained.rows[0]['QUERY PLAN'][0].Plan as Record<string, number>;
-    return { rows: plan['Actual Rows'] as number, pages: (plan['Shared Hit Blocks'] as number) + (plan['Shared Read Blocks'] as number) };
-  } finally {
-    await client.query('deallocate under_test; reset plan_cache_mode');
-    client.release();
-  }
-}
-
 /** The rows-by-ids statement for `id` in the big tenant under its generic plan (`genericPlanOf`). */
 const underGenericPlan = (id: number, meanwhile?: () => Promise<unknown>) =>
-  genericPlanOf(contactRowsByIds(db).sql, 'text, integer[]', `'big', '{${id}}'`, meanwhile);
+  genericPlanOf(scope(), contactRowsByIds(db).sql, 'text, integer[]', `'big', '{${id}}'`, meanwhile);
 
 test("the full-row read by ids reads a few pages per id under its generic plan, whatever the tenant's size", async () => {
   const { rows } = await sql<{ id: number; tenant_id: string }>`select id, tenant_id from contacts order by id desc limit 2`.execute(db);
@@ -93,25 +66,9 @@ test("a contact's users are read by primary key, also under a generic plan made 
   expect(found?.users).toEqual([{ id: userId, name: 'U', email: 'u@example.test' }]);
 });
 
-/**
- * Runs `work` with a database of one connection, then returns the generic and custom plan counts
- * of `statement` on that connection (the statements `work` sent there).
- */
-async function plansOnOneConnection(statement: string, work: (single: Kysely<any>) => Promise<unknown>) {
-  const single = createDb<any>({ url, schema, max: 1 });
-  try {
-    await work(single.db);
-    const { rows } = await sql<{ generic_plans: string; custom_plans: string }>`select generic_plans, custom_plans
-      from pg_prepared_statements where statement = ${statement}`.execute(single.db);
-    return rows.map((p) => ({ custom: Number(p.custom_plans), generic: Number(p.generic_plans) }));
-  } finally {
-    await single.db.destroy();
-  }
-}
-
 test('reads of one id keep the generic plan (PostgreSQL does not plan each one again)', async () => {
   const { rows } = await sql<{ id: number }>`select id from contacts where tenant_id = 'big' order by id limit 12`.execute(db);
-  const plans = await plansOnOneConnection(contactRowsByIds(db).sql, async (single) => {
+  const plans = await plansOnOneConnection(scope(), contactRowsByIds(db).sql, async (single) => {
     for (const { id } of rows) expect((await findContactRows(single, 'big', [id])).map((r) => r.id)).toEqual([id]);
   });
   // PostgreSQL plans the first five executions with their values, then compares. Given the
@@ -129,13 +86,18 @@ test('users are found by e-mail in any case, one index lookup per e-mail, and th
   ]);
   expect(found.map((u) => u.email).sort()).toEqual(['user7@example.test', 'user9@example.test']);
   expect(await findUsersByEmails(db, 'big', ['user7@example.test'])).toEqual([]);
-  const plans = await plansOnOneConnection(USERS_BY_EMAILS.sql, async (single) => {
+  const plans = await plansOnOneConnection(scope(), USERS_BY_EMAILS.sql, async (single) => {
     for (let i = 0; i < 12; i++) await findUsersByEmails(single, 'other', [`user${i}@example.test`]);
   });
   // Five plans with the values, then the generic plan kept (a one-e-mail custom plan looked cheaper when given the array).
   expect(plans).toEqual([{ custom: 5, generic: 7 }]);
   // Under the generic plan: the unique index, a few pages per e-mail, whatever the number of users.
-  const { rows, pages } = await genericPlanOf(USERS_BY_EMAILS.sql, 'text, text[]', "'other', '{user5@example.test,user6@example.test}'");
+  const { rows, pages } = await genericPlanOf(
+    scope(),
+    USERS_BY_EMAILS.sql,
+    'text, text[]',
+    "'other', '{user5@example.test,user6@example.test}'",
+  );
   expect(rows).toBe(2);
   expect(pages).toBeLessThan(20);
 });
@@ -147,13 +109,13 @@ test("an order's total is recomputed exactly, by a statement planned once per co
   await sql`insert into order_lines (order_id, position, product_id, reference, name, cost, price, discount, quantity)
     values (${orderId}, 0, 1, 'P1', 'One', 1, 10.00, 10, 3), (${orderId}, 1, 2, 'P2', 'Two', 1, 5.00, 0, 2)`.execute(db);
   const totals: string[] = [];
-  const plans = await plansOnOneConnection(REFRESH_ORDER_TOTAL.sql, async (single) => {
+  const plans = await plansOnOneConnection(scope(), REFRESH_ORDER_TOTAL.sql, async (single) => {
     for (let i = 0; i < 12; i++) totals.push(await refreshOrderTotal(single, orderId));
   });
   // 10.00 × 3 × 90 % + 5.00 × 2 = 37.00, every time.
   expect(new Set(totals)).toEqual(new Set(['37.00']));
   expect(plans).toEqual([{ custom: 5, generic: 7 }]);
   // Under the generic plan: the order by primary key and its lines by their index.
-  const { pages } = await genericPlanOf(REFRESH_ORDER_TOTAL.sql, 'integer', String(orderId));
+  const { pages } = await genericPlanOf(scope(), REFRESH_ORDER_TOTAL.sql, 'integer', String(orderId));
   expect(pages).toBeLessThan(20);
 });
