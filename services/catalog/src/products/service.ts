@@ -5,12 +5,13 @@ import { assertIfMatch, notFound, throwIfInvalid } from '@crm/http';
 import type { Kysely } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
 import type { ProductUpdate } from './model.ts';
-import { presentProducts } from './present.ts';
+import { presentProducts, presentProductWithParts } from './present.ts';
 import {
   deleteProduct,
   ensureVatRate,
   findProductByReference,
   findProductsByIds,
+  findProductWithParts,
   listProductIds,
   type ProductFilters,
   type ProductValues,
@@ -25,9 +26,9 @@ type Db = Kysely<CatalogDatabase>;
 
 /** The tenant's product with this reference, as the API returns it; 404 when there is none. */
 export async function getProduct(db: Db, tenantId: string, reference: string): Promise<Product> {
-  const row = await findProductByReference(db, tenantId, reference);
+  const row = await findProductWithParts(db, tenantId, reference);
   if (!row) throw notFound('Product');
-  return (await presentProducts(db, tenantId, [row]))[0] as Product;
+  return presentProductWithParts(row);
 }
 
 /** One page of the tenant's products as the API returns them (page or cursor mode), and the page's ids. */

@@ -1,0 +1,89 @@
+// Catalog's named prepared statements on real PostgreSQL (a scratch schema with catalog's
+// migrations): the product read by reference gives the answer the three separate reads gave, in
+// one statement whose generic plan PostgreSQL keeps (`tests/prepared-plans.ts`).
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { createDb, migrate, statementCount } from '@crm/db';
+import { type Kysely, sql } from 'kysely';
+import { migrations } from '../services/catalog/src/db/migrations/index.ts';
+import { presentProducts } from '../services/catalog/src/products/present.ts';
+import { findProductByReference, PRODUCT_BY_REFERENCE } from '../services/catalog/src/products/repo.ts';
+import { getProduct } from '../services/catalog/src/products/service.ts';
+import { genericPlanOf, type PlanScope, plansOnOneConnection } from './prepared-plans.ts';
+
+const schema = `catalog_plans_${process.pid}_${Date.now()}`;
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+let db: Kysely<any>;
+let pool: ReturnType<typeof createDb>['pool'];
+const scope = (): PlanScope => ({ url, schema, pool });
+
+beforeAll(async () => {
+  ({ db, pool } = createDb<any>({ url, schema }));
+  await migrate(db, schema, migrations);
+  // Two tenants with the same references; 2,000 products each, every fourth with no rate.
+  for (const tenant of ['mine', 'theirs']) {
+    const vat = await sql<{ id: number }>`insert into vat_rates (tenant_id, percentage) values (${tenant}, 21) returning id`.execute(db);
+    const root = await sql<{ id: number }>`insert into product_categories (tenant_id, name, reference)
+      values (${tenant}, ${`Root of ${tenant}`}, 'ROOT') returning id`.execute(db);
+    const leaf = await sql<{ id: number }>`insert into product_categories (tenant_id, name, reference, parent_id)
+      values (${tenant}, ${`Leaf of ${tenant}`}, 'LEAF', ${root.rows[0]?.id}) returning id`.execute(db);
+    await sql`insert into products (tenant_id, reference, name, vat_id, product_category_id, stock, description)
+      select ${tenant}, 'P' || g, ${tenant} || ' product ' || g, ${vat.rows[0]?.id}, ${leaf.rows[0]?.id},
+        case when g % 3 = 0 then null else g * 1.5 end, case when g % 2 = 0 then 'Even' end
+      from generate_series(1, 2000) g`.execute(db);
+    // Three rates per product, inserted against their list order (positions 2, 0, 1).
+    await sql`insert into product_rates (tenant_id, product_id, position, sku, cost, price, is_primary)
+      select p.tenant_id, p.id, pos, p.tenant_id || '-' || p.reference || '-' || pos, 10.10 * (pos + 1), 19.99 + pos, pos = 0
+      from products p cross join (values (2), (0), (1)) as v(pos)
+      where p.tenant_id = ${tenant} and p.id % 4 <> 0`.execute(db);
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await sql`drop schema ${sql.id(schema)} cascade`.execute(db);
+  await db.destroy();
+});
+
+/** The product as the three separate reads presented it (the row, then its rates and its category). */
+async function presentedSeparately(tenant: string, reference: string) {
+  const row = await findProductByReference(db, tenant, reference);
+  return row && (await presentProducts(db, tenant, [row]))[0];
+}
+
+test('a product read by reference in one statement is the answer the separate reads give, in its own tenant only', async () => {
+  const withoutRates = await sql<{ reference: string }>`select reference from products
+    where tenant_id = 'mine' and id % 4 = 0 limit 1`.execute(db);
+  const references = ['P1', 'P2', 'P3', 'P1999', withoutRates.rows[0]?.reference as string];
+  for (const reference of references) {
+    const before = statementCount();
+    const product = await getProduct(db, 'mine', reference);
+    // One statement for the product, its rates and its category.
+    expect(statementCount() - before).toBe(1);
+    expect(product).toEqual((await presentedSeparately('mine', reference)) as NonNullable<typeof product>);
+    expect(product.name.startsWith('mine product')).toBe(true);
+    expect(product.category).toMatchObject({ reference: 'LEAF', name: 'Leaf of mine', has_products: true, has_objectives: false });
+  }
+  const p1 = await getProduct(db, 'mine', 'P1');
+  // Rates in list order, with their prices as numbers.
+  expect(p1.rates.map((r) => [r.sku, r.cost, r.price, r.primary])).toEqual([
+    ['mine-P1-0', 10.1, 19.99, true],
+    ['mine-P1-1', 20.2, 20.99, false],
+    ['mine-P1-2', 30.3, 21.99, false],
+  ]);
+  expect(p1.stock).toBe(1.5);
+  expect((await getProduct(db, 'mine', 'P3')).stock).toBeNull();
+  // Another tenant's product with the same reference is its own; a reference nobody has is a 404.
+  expect((await getProduct(db, 'theirs', 'P1')).rates[0]?.sku).toBe('theirs-P1-0');
+  await expect(getProduct(db, 'mine', 'P9999')).rejects.toMatchObject({ status: 404 });
+});
+
+test('the product read keeps its generic plan: an index lookup and the rates of that product alone', async () => {
+  const plans = await plansOnOneConnection(scope(), PRODUCT_BY_REFERENCE.sql, async (single) => {
+    for (let i = 1; i <= 12; i++) expect((await getProduct(single, 'mine', `P${i}`)).reference).toBe(`P${i}`);
+  });
+  expect(plans).toEqual([{ custom: 5, generic: 7 }]);
+  const { rows, pages } = await genericPlanOf(scope(), PRODUCT_BY_REFERENCE.sql, 'text, text', "'mine', 'P1500'");
+  expect(rows).toBe(1);
+  // The product by its unique index, its category by primary key, its rates by theirs (a scan of
+  // the 4,000 products or the 9,000 rates reads dozens of pages).
+  expect(pages).toBeLessThan(20);
+});
