@@ -22,12 +22,16 @@
 //   statements, against the lock and one statement for the other two, both named (libs/idempotency);
 // - relay batch: an outbox relay's two round trips for a batch (`begin; set local …; <pending
 //   rows>`, then `<marking>; commit`) with both statements in the text, against both PREPAREd
-//   once and executed by name (nothing is pending: it measures what a batch costs besides its rows).
+//   once and executed by name (nothing is pending: it measures what a batch costs besides its rows);
+// - product read: catalog's `GET /v1/products/{reference}`, the product's row, then its rates and
+//   its category, three unnamed statements (as the query builder sent them), against the one named
+//   statement that reads all three (`PRODUCT_BY_REFERENCE`).
 import { createDb, QUEUE_SCAN_SETTING } from '@crm/db';
 import { MARK_PUBLISHED, pendingRowsQuery, WRITE_EVENTS } from '@crm/events';
 import { LOCK_KEY, RECORD_TTL_HOURS, RECORDED_ANSWER } from '@crm/idempotency';
 import { startStack } from '@crm/testing';
 import pg from 'pg';
+import { PRODUCT_BY_REFERENCE } from '../services/catalog/src/products/repo.ts';
 import { contactRowsByIds } from '../services/sales/src/contacts/repo.ts';
 import { REFRESH_ORDER_TOTAL } from '../services/sales/src/orders/repo.ts';
 import { USERS_BY_EMAILS } from '../services/sales/src/users/repo.ts';
@@ -47,6 +51,21 @@ try {
   const contact = await tenant.request('POST', '/v1/contacts', { body: { name: 'Cost Ltd', type: 'client' } });
   if (contact.status !== 201) throw new Error(`contact creation failed: ${contact.status} ${JSON.stringify(contact.body)}`);
   const contactId = contact.body.data.id as number;
+  const category = await tenant.request('POST', '/v1/product-categories', { body: { name: 'Tools', reference: 'tools' } });
+  const product = await tenant.request('POST', '/v1/products', {
+    body: {
+      reference: 'COST-1',
+      name: 'Cost product',
+      vat: 21,
+      product_category_ref: 'tools',
+      rates: [
+        { sku: 'COST-1-A', cost: 1, price: 2 },
+        { sku: 'COST-1-B', cost: 3, price: 4 },
+      ],
+    },
+  });
+  if (category.status !== 201 || product.status !== 201) throw new Error(`product creation failed: ${product.status} ${product.text}`);
+  const productRow = product.body.data as { id: number; product_category_id: number };
   let n = 0;
   const id = () => `evt_cost_${process.pid}_${n++}`;
   const claim = claimStatement(32, 50_000);
@@ -163,6 +182,27 @@ try {
         },
         prepare: `prepare cost_pending as ${pendingRowsQuery(200)}; prepare cost_mark(bigint[]) as ${MARK_PUBLISHED}`,
         ownTransactions: true,
+      },
+      {
+        label: 'product read',
+        schema: 'catalog',
+        queries: (form) =>
+          form === 'now'
+            ? [{ name: 'cost_product', text: PRODUCT_BY_REFERENCE.sql, values: [tenant.tenantId, 'COST-1'] }]
+            : [
+                {
+                  text: 'select "id", "reference", "name", "description", "vat_id", "product_category_id", "services", "stock", "created_at", "updated_at" from "products" where "tenant_id" = $1 and "reference" = $2',
+                  values: [tenant.tenantId, 'COST-1'],
+                },
+                {
+                  text: 'select "id", "product_id", "sku", "cost", "price", "is_primary" from "product_rates" where "product_id" in ($1) order by "product_id", "position"',
+                  values: [productRow.id],
+                },
+                {
+                  text: 'select "c"."id", "c"."name", "c"."reference", "c"."parent_id", "c"."created_at", "c"."updated_at", exists (select 1 from products p where p.product_category_id = c.id) as "has_products" from "product_categories" as "c" where "c"."tenant_id" = $1 and "c"."id" in ($2)',
+                  values: [tenant.tenantId, productRow.product_category_id],
+                },
+              ],
       },
     ];
   for (const c of cases) {
