@@ -2,11 +2,20 @@
 // after a few executions PostgreSQL may run them with a generic plan, made without the values, so
 // each must stay cheap under its generic plan however many contacts the tenant has.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createDb, migrate } from '@crm/db';
+import { createDb, migrate, statementCount } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import { contactRowsByIds, findContactRows } from '../services/sales/src/contacts/repo.ts';
 import { migrations } from '../services/sales/src/db/migrations/index.ts';
-import { REFRESH_ORDER_TOTAL, refreshOrderTotal } from '../services/sales/src/orders/repo.ts';
+import { presentOrder } from '../services/sales/src/orders/present.ts';
+import {
+  findOrderRow,
+  findStoredOrder,
+  ORDER_BY_REFERENCE,
+  REFRESH_ORDER_TOTAL,
+  refreshOrderTotal,
+  withLinesAndStates,
+} from '../services/sales/src/orders/repo.ts';
+import { getOrder } from '../services/sales/src/orders/service.ts';
 import { findUsersByEmails, USERS_BY_EMAILS } from '../services/sales/src/users/repo.ts';
 import { genericPlanOf, type PlanScope, plansOnOneConnection } from './prepared-plans.ts';
 
@@ -117,5 +126,45 @@ test("an order's total is recomputed exactly, by a statement planned once per co
   expect(plans).toEqual([{ custom: 5, generic: 7 }]);
   // Under the generic plan: the order by primary key and its lines by their index.
   const { pages } = await genericPlanOf(scope(), REFRESH_ORDER_TOTAL.sql, 'integer', String(orderId));
+  expect(pages).toBeLessThan(20);
+});
+
+test('an order read by reference in one statement is the answer the separate reads give, in its own tenant only', async () => {
+  // The order of the test above (two lines), 300 state entries at odd microseconds, and a second
+  // order with no line and no state; another tenant's order with the same reference.
+  await sql`insert into order_states (order_id, state, amount, created_at)
+    select id, 1 + g % 3, (g * 1.37)::numeric(14,2), '2026-01-01T00:00:00Z'::timestamptz + g * interval '1.0009997 second' + random() * interval '1 day'
+    from orders cross join generate_series(1, 300) g where reference = 'ORD-PLAN-1'`.execute(db);
+  await sql`insert into orders (tenant_id, reference, enterprise_id, user_id, date_limit, state, comments, extra_fields)
+    values ('big', 'ORD-PLAN-2', 1, 1, '2027-01-31', 2, 'none', '{"channel":"web"}'),
+      ('neighbour', 'ORD-PLAN-1', 1, 1, '2026-12-31', 1, null, null)`.execute(db);
+  const separately = async (reference: string) => {
+    const row = await findOrderRow(db, 'big', reference);
+    return row && presentOrder(((await withLinesAndStates(db, [row])) as [Parameters<typeof presentOrder>[0]])[0]);
+  };
+  for (const reference of ['ORD-PLAN-1', 'ORD-PLAN-2']) {
+    const before = statementCount();
+    const order = await getOrder(db, 'big', reference);
+    expect(statementCount() - before).toBe(1);
+    expect(order).toEqual((await separately(reference)) as NonNullable<typeof order>);
+  }
+  const one = await getOrder(db, 'big', 'ORD-PLAN-1');
+  expect(one.products.map((p) => [p.reference, p.pivot.price, p.pivot.discount, p.pivot.quantity])).toEqual([
+    ['P1', 10, 10, 3],
+    ['P2', 5, 0, 2],
+  ]);
+  expect(one.states).toHaveLength(300);
+  expect(one.states.map((s) => s.id)).toEqual([...one.states.map((s) => s.id)].sort((a, b) => a - b));
+  expect((await getOrder(db, 'big', 'ORD-PLAN-2')).extra_fields).toEqual({ channel: 'web' });
+  expect(await findStoredOrder(db, 'neighbour', 'ORD-PLAN-2')).toBeUndefined();
+  expect((await getOrder(db, 'neighbour', 'ORD-PLAN-1')).states).toEqual([]);
+  await expect(getOrder(db, 'big', 'ORD-NONE')).rejects.toMatchObject({ status: 404 });
+  const plans = await plansOnOneConnection(scope(), ORDER_BY_REFERENCE.sql, async (single) => {
+    for (let i = 0; i < 12; i++) await findStoredOrder(single, 'big', i % 2 ? 'ORD-PLAN-1' : 'ORD-PLAN-2');
+  });
+  expect(plans).toEqual([{ custom: 5, generic: 7 }]);
+  // Under the generic plan: the order by its unique reference, its lines and states by their indexes.
+  const { rows, pages } = await genericPlanOf(scope(), ORDER_BY_REFERENCE.sql, 'text, text', "'big', 'ORD-PLAN-2'");
+  expect(rows).toBe(1);
   expect(pages).toBeLessThan(20);
 });

@@ -1,5 +1,6 @@
 import { inIdOrder, type ListRequest, type PageOfIds, preparedStatement, readPageIds, type SortType } from '@crm/db';
 import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
+import pg from 'pg';
 import type { OrderLinesTable, OrderStatesTable, OrdersTable, SalesDatabase } from '../db/database.ts';
 
 type Db = Kysely<SalesDatabase>;
@@ -105,6 +106,41 @@ export function findOrderRow(db: Db, tenantId: string, reference: string, lock =
   let query = db.selectFrom('orders').selectAll().where('tenant_id', '=', tenantId).where('reference', '=', reference);
   if (lock) query = query.forUpdate();
   return query.executeTakeFirst();
+}
+
+/**
+ * The tenant's order with this reference, its lines (by position) and its state history (oldest
+ * first) in ONE named prepared statement (`GET /v1/orders/{reference}`): one round trip instead
+ * of the order's row and then its lines and states, each of the three planned on every call. The
+ * lines and states come as JSON objects with their columns; decimals as text, as a numeric column
+ * reads, and a state's time as timestamptz text, turned into the Date pg makes of that column (so
+ * the answer, and its ETag, is the one every other read of the order gives).
+ */
+export const ORDER_BY_REFERENCE = preparedStatement<
+  OrderRow & { lines: OrderLineRow[]; states: (Omit<OrderStateRow, 'created_at'> & { created_at: string })[] }
+>(
+  `select o.id, o.tenant_id, o.reference, o.enterprise_id, o.user_id, o.opportunity_id, o.date_limit, o.state, o.comments,
+    o.extra_fields, o.total, o.created_at, o.updated_at,
+    coalesce((select json_agg(json_build_object('id', l.id, 'order_id', l.order_id, 'position', l.position,
+      'product_id', l.product_id, 'reference', l.reference, 'name', l.name, 'rate_sku', l.rate_sku, 'cost', l.cost::text,
+      'price', l.price::text, 'discount', l.discount::text, 'quantity', l.quantity::text, 'comment', l.comment,
+      'description', l.description) order by l.position) from order_lines l where l.order_id = o.id), '[]') as lines,
+    coalesce((select json_agg(json_build_object('id', s.id, 'order_id', s.order_id, 'state', s.state, 'amount', s.amount::text,
+      'created_at', s.created_at::text) order by s.id) from order_states s where s.order_id = o.id), '[]') as states
+  from orders o
+  where o.tenant_id = $1 and o.reference = $2`,
+);
+
+/** pg's parser of a timestamptz column's text. */
+const parseTimestamptz = pg.types.getTypeParser(1184, 'text') as (text: string) => Date;
+
+/** The tenant's order with this reference, its lines and its states (`ORDER_BY_REFERENCE`), or undefined. */
+export async function findStoredOrder(db: Db, tenantId: string, reference: string): Promise<StoredOrder | undefined> {
+  const { rows } = await ORDER_BY_REFERENCE.execute(db, [tenantId, reference]);
+  const row = rows[0];
+  if (!row) return undefined;
+  const { lines, states, ...order } = row;
+  return { order, lines, states: states.map((state) => ({ ...state, created_at: parseTimestamptz(state.created_at) })) };
 }
 
 /** Orders with their lines and states, in the order of `rows`. Three queries, whatever the count. */

@@ -160,8 +160,7 @@ export async function deleteOrderByReference(deps: OrdersDeps, tenantId: string,
 
 /** The tenant's order with this reference, or 404. */
 export async function getOrder(db: Db, tenantId: string, reference: string): Promise<Order> {
-  const row = await repo.findOrderRow(db, tenantId, reference);
-  if (!row) throw notFound('Order');
-  const [stored] = await repo.withLinesAndStates(db, [row]);
-  return presentOrder(stored as repo.StoredOrder);
+  const stored = await repo.findStoredOrder(db, tenantId, reference);
+  if (!stored) throw notFound('Order');
+  return presentOrder(stored);
 }
