@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { createDb, migrate, statementCount } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
+import { CATEGORY_SUBTREES, findSubtrees } from '../services/catalog/src/categories/repo.ts';
+import { getCategoryTree } from '../services/catalog/src/categories/service.ts';
 import { migrations } from '../services/catalog/src/db/migrations/index.ts';
 import { presentProducts } from '../services/catalog/src/products/present.ts';
 import { findProductByReference, PRODUCT_BY_REFERENCE } from '../services/catalog/src/products/repo.ts';
@@ -86,4 +88,48 @@ test('the product read keeps its generic plan: an index lookup and the rates of 
   // The product by its unique index, its category by primary key, its rates by theirs (a scan of
   // the 4,000 products or the 9,000 rates reads dozens of pages).
   expect(pages).toBeLessThan(20);
+});
+
+test('category subtrees: the rows the recursive query gave as text, in its own tenant only, with the generic plan kept', async () => {
+  // Under mine's LEAF: 40 children, each with 5 children of its own (240 categories), none with products.
+  const leaf = (await sql<{ id: number }>`select id from product_categories where tenant_id = 'mine' and reference = 'LEAF'`.execute(db))
+    .rows[0]?.id as number;
+  await sql`insert into product_categories (tenant_id, name, reference, parent_id)
+    select 'mine', 'Child ' || g, 'C' || g, ${leaf} from generate_series(1, 40) g`.execute(db);
+  await sql`insert into product_categories (tenant_id, name, reference, parent_id)
+    select 'mine', c.name || '.' || g, c.reference || '.' || g, c.id
+    from product_categories c cross join generate_series(1, 5) g where c.tenant_id = 'mine' and c.reference like 'C%'`.execute(db);
+  const root = (await sql<{ id: number }>`select id from product_categories where tenant_id = 'mine' and reference = 'ROOT'`.execute(db))
+    .rows[0]?.id as number;
+  const asText = async (tenant: string, ids: number[]) =>
+    (
+      await sql`with recursive tree as (
+        select id from product_categories where tenant_id = ${tenant} and id = any(${ids}::int[])
+        union all
+        select child.id from product_categories child join tree on child.parent_id = tree.id where child.tenant_id = ${tenant})
+      select c.id, c.name, c.reference, c.parent_id, c.created_at, c.updated_at,
+        exists (select 1 from products p where p.product_category_id = c.id) as has_products
+      from product_categories c join tree on tree.id = c.id order by c.id`.execute(db)
+    ).rows;
+  const rows = await findSubtrees(db, 'mine', [root, leaf]);
+  expect(rows.length).toBeGreaterThan(240);
+  expect(rows).toEqual((await asText('mine', [root, leaf])) as typeof rows);
+  const tree = await getCategoryTree(db, 'mine', root);
+  expect(tree.children[0]?.reference).toBe('LEAF');
+  expect(tree.children[0]?.has_products).toBe(true);
+  expect(tree.children[0]?.children).toHaveLength(40);
+  expect(tree.children[0]?.children[0]?.children.map((c) => c.reference)).toEqual(['C1.1', 'C1.2', 'C1.3', 'C1.4', 'C1.5']);
+  // Another tenant's ids are not read, nor their subtrees.
+  expect(await findSubtrees(db, 'theirs', [root, leaf])).toEqual([]);
+  await expect(getCategoryTree(db, 'theirs', root)).rejects.toMatchObject({ status: 404 });
+  const child = (await sql<{ id: number }>`select id from product_categories where tenant_id = 'mine' and reference = 'C7'`.execute(db))
+    .rows[0]?.id as number;
+  const plans = await plansOnOneConnection(scope(), CATEGORY_SUBTREES.sql, async (single) => {
+    for (let i = 0; i < 12; i++) expect((await findSubtrees(single, 'mine', [child])).length).toBe(6);
+  });
+  expect(plans).toEqual([{ custom: 5, generic: 7 }]);
+  // Under the generic plan: the category and its five children by index, not the tenant's 242 categories.
+  const { rows: read, pages } = await genericPlanOf(scope(), CATEGORY_SUBTREES.sql, 'text, int[]', `'mine', '{${child}}'`);
+  expect(read).toBe(6);
+  expect(pages).toBeLessThan(40);
 });

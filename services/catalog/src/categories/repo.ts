@@ -1,4 +1,4 @@
-import { type ListRequest, type PageOfIds, readPageIds, type SortType } from '@crm/db';
+import { type ListRequest, type PageOfIds, preparedStatement, readPageIds, type SortType } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { CatalogDatabase } from '../db/database.ts';
 
@@ -48,21 +48,29 @@ export function findCategoriesByReferences(db: Db, tenantId: string, references:
 
 /**
  * The given categories and every descendant, in ONE recursive query (any depth or width),
- * ordered by id so that children come out in creation order.
+ * ordered by id so that children come out in creation order. A named prepared statement (every
+ * category read, list page and write answer runs it): sent as text, PostgreSQL planned its
+ * recursion on every call, 0.38 ms of its CPU per `GET /v1/product-categories/{id}`. The ids come
+ * through a scalar subquery, so a custom plan is costed like the generic one and the generic plan
+ * is kept (as sales' reads by ids).
  */
+export const CATEGORY_SUBTREES = preparedStatement<CategoryRow>(
+  `with recursive tree as (
+    select id from product_categories where tenant_id = $1 and id = any((select $2::int[])::int[])
+    union all
+    select child.id from product_categories child join tree on child.parent_id = tree.id
+    where child.tenant_id = $1
+  )
+  select c.id, c.name, c.reference, c.parent_id, c.created_at, c.updated_at,
+    exists (select 1 from products p where p.product_category_id = c.id) as has_products
+  from product_categories c join tree on tree.id = c.id
+  order by c.id`,
+);
+
+/** The given categories and every descendant (`CATEGORY_SUBTREES`), ordered by id. */
 export async function findSubtrees(db: Db, tenantId: string, rootIds: number[]): Promise<CategoryRow[]> {
   if (rootIds.length === 0) return [];
-  const { rows } = await sql<CategoryRow>`
-    with recursive tree as (
-      select id from product_categories where tenant_id = ${tenantId} and id = any(${rootIds}::int[])
-      union all
-      select child.id from product_categories child join tree on child.parent_id = tree.id
-      where child.tenant_id = ${tenantId}
-    )
-    select c.id, c.name, c.reference, c.parent_id, c.created_at, c.updated_at,
-      exists (select 1 from products p where p.product_category_id = c.id) as has_products
-    from product_categories c join tree on tree.id = c.id
-    order by c.id`.execute(db);
+  const { rows } = await CATEGORY_SUBTREES.execute(db, [tenantId, rootIds]);
   return rows;
 }
 
