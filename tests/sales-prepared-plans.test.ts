@@ -6,6 +6,8 @@ import { createDb, migrate, statementCount } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import { contactRowsByIds, findContactRows } from '../services/sales/src/contacts/repo.ts';
 import { migrations } from '../services/sales/src/db/migrations/index.ts';
+import { findOpportunityRows, OPPORTUNITIES_BY_IDS } from '../services/sales/src/opportunities/repo.ts';
+import { getOpportunity } from '../services/sales/src/opportunities/service.ts';
 import { presentOrder } from '../services/sales/src/orders/present.ts';
 import {
   findOrderRow,
@@ -167,4 +169,36 @@ test('an order read by reference in one statement is the answer the separate rea
   const { rows, pages } = await genericPlanOf(scope(), ORDER_BY_REFERENCE.sql, 'text, text', "'big', 'ORD-PLAN-2'");
   expect(rows).toBe(1);
   expect(pages).toBeLessThan(20);
+});
+
+test('opportunities by ids: the rows of the IN-list read, in id order, in their own tenant only, with the generic plan kept', async () => {
+  await sql`insert into opportunities (tenant_id, name, enterprise_id, amount, status, probability, close_date, extra_fields)
+    select case when g % 10 = 0 then 'neighbour' else 'big' end, 'Deal ' || g, g, g * 10.5, 'open', g % 100,
+      case when g % 2 = 0 then '2027-01-01'::date + g end, case when g % 3 = 0 then '{"k":1}'::jsonb end
+    from generate_series(1, 3000) g`.execute(db);
+  const { rows } = await sql<{ id: number; tenant_id: string }>`select id, tenant_id from opportunities order by id desc limit 20`.execute(
+    db,
+  );
+  const ids = rows.map((r) => r.id);
+  const mine = rows.filter((r) => r.tenant_id === 'big').map((r) => r.id);
+  const found = await findOpportunityRows(db, 'big', [...ids, ids[0] as number]);
+  // The same rows as the query builder's IN list (its locking form), each once, in id order.
+  expect(found).toEqual(await findOpportunityRows(db, 'big', ids, { lock: true }));
+  expect(found.map((r) => r.id)).toEqual([...mine].sort((a, b) => a - b));
+  expect((await getOpportunity(db, 'big', mine[0] as number)).id).toBe(mine[0] as number);
+  const theirs = rows.find((r) => r.tenant_id === 'neighbour')?.id as number;
+  await expect(getOpportunity(db, 'big', theirs)).rejects.toMatchObject({ status: 404 });
+  const plans = await plansOnOneConnection(scope(), OPPORTUNITIES_BY_IDS.sql, async (single) => {
+    for (const id of mine.slice(0, 12)) expect((await findOpportunityRows(single, 'big', [id])).map((r) => r.id)).toEqual([id]);
+  });
+  expect(plans).toEqual([{ custom: 5, generic: 7 }]);
+  // Under the generic plan: one index lookup per id, not a walk of the tenant's 2,700 opportunities.
+  const { rows: read, pages } = await genericPlanOf(
+    scope(),
+    OPPORTUNITIES_BY_IDS.sql,
+    'text, integer[]',
+    `'big', '{${mine[0]},${mine[1]}}'`,
+  );
+  expect(read).toBe(2);
+  expect(pages).toBeLessThan(16);
 });
