@@ -34,10 +34,23 @@ export function findCategoryById(db: Db, tenantId: string, id: number): Promise<
   return selectCategories(db, tenantId).where('c.id', '=', id).executeTakeFirst();
 }
 
-/** The tenant's categories with any of these ids. */
-export function findCategoriesByIds(db: Db, tenantId: string, ids: number[]): Promise<CategoryRow[]> {
-  if (ids.length === 0) return Promise.resolve([]);
-  return selectCategories(db, tenantId).where('c.id', 'in', ids).execute();
+/**
+ * The tenant's categories with any of these ids (the categories of a product list page or a
+ * write's answer): a named prepared statement whose generic plan is kept (the ids through a scalar
+ * subquery). Sent as an IN list it was planned on every call: 107 µs of planning against 15 of
+ * execution.
+ */
+export const CATEGORIES_BY_IDS = preparedStatement<CategoryRow>(
+  `select c.id, c.name, c.reference, c.parent_id, c.created_at, c.updated_at,
+    exists (select 1 from products p where p.product_category_id = c.id) as has_products
+  from product_categories c
+  where c.tenant_id = $1 and c.id = any((select $2::integer[])::integer[])`,
+);
+
+/** The tenant's categories with any of these ids (`CATEGORIES_BY_IDS`). */
+export async function findCategoriesByIds(db: Db, tenantId: string, ids: number[]): Promise<CategoryRow[]> {
+  if (ids.length === 0) return [];
+  return (await CATEGORIES_BY_IDS.execute(db, [tenantId, ids])).rows;
 }
 
 /** The tenant's categories with any of these references. */

@@ -106,16 +106,22 @@ export async function findProductWithParts(db: Db, tenantId: string, reference: 
   return rows[0];
 }
 
-/** The rates of these products, in their list order. */
-export function findRates(db: Db, productIds: number[]): Promise<RateRow[]> {
-  if (productIds.length === 0) return Promise.resolve([]);
-  return db
-    .selectFrom('product_rates')
-    .select(['id', 'product_id', 'sku', 'cost', 'price', 'is_primary'])
-    .where('product_id', 'in', productIds)
-    .orderBy('product_id')
-    .orderBy('position')
-    .execute();
+/**
+ * The rates of these products, in their list order: a named prepared statement (every product
+ * list page and write answer, and the order lines' product lookup). The ids come through a scalar
+ * subquery, so a custom plan is costed like the generic one and PostgreSQL keeps the generic plan:
+ * sent as an IN list it was planned on every call (42 µs of planning against 14 of execution).
+ */
+export const RATES_BY_PRODUCTS = preparedStatement<RateRow>(
+  `select id, product_id, sku, cost, price, is_primary from product_rates
+  where product_id = any((select $1::integer[])::integer[])
+  order by product_id, position`,
+);
+
+/** The rates of these products, in their list order (`RATES_BY_PRODUCTS`). */
+export async function findRates(db: Db, productIds: number[]): Promise<RateRow[]> {
+  if (productIds.length === 0) return [];
+  return (await RATES_BY_PRODUCTS.execute(db, [productIds])).rows;
 }
 
 /** Escapes LIKE wildcards so `q` is matched literally. */
@@ -150,11 +156,31 @@ export function listProductIds(db: Db, tenantId: string, request: ListRequest, f
   return readPageIds(query, 'products', request.window);
 }
 
-/** The tenant's products with these ids (any order); `lock` holds their rows, taken in id order, until the transaction ends. */
-export function findProductsByIds(db: Db, tenantId: string, ids: number[], { lock = false } = {}): Promise<ProductRow[]> {
-  if (ids.length === 0) return Promise.resolve([]);
-  const query = db.selectFrom('products').select(productColumns).where('tenant_id', '=', tenantId).where('id', 'in', ids).orderBy('id');
-  return (lock ? query.forUpdate() : query).execute();
+/**
+ * The tenant's products with these ids, in id order (a list page, an upsert's answer): a named
+ * prepared statement, one (tenant_id, id) lookup per id, the ids through a scalar subquery so that
+ * PostgreSQL keeps its generic plan (as sales' contacts by ids). Sent as an IN list, it was planned
+ * on every call.
+ */
+export const PRODUCTS_BY_IDS = preparedStatement<ProductRow>(
+  `select p.* from (select distinct unnest((select $2::integer[])) as id) as wanted
+  cross join lateral (select ${productColumns.join(', ')} from products where tenant_id = $1 and id = wanted.id offset 0) as p
+  order by p.id`,
+);
+
+/** The tenant's products with these ids (in id order); `lock` holds their rows, taken in id order, until the transaction ends. */
+export async function findProductsByIds(db: Db, tenantId: string, ids: number[], { lock = false } = {}): Promise<ProductRow[]> {
+  if (ids.length === 0) return [];
+  if (lock)
+    return db
+      .selectFrom('products')
+      .select(productColumns)
+      .where('tenant_id', '=', tenantId)
+      .where('id', 'in', ids)
+      .orderBy('id')
+      .forUpdate()
+      .execute();
+  return (await PRODUCTS_BY_IDS.execute(db, [tenantId, ids])).rows;
 }
 
 /**
