@@ -12,9 +12,13 @@ import { presentOrder } from '../services/sales/src/orders/present.ts';
 import {
   findOrderRow,
   findStoredOrder,
+  LINES_BY_ORDERS,
+  listOrders,
   ORDER_BY_REFERENCE,
+  ORDERS_BY_IDS,
   REFRESH_ORDER_TOTAL,
   refreshOrderTotal,
+  STATES_BY_ORDERS,
   withLinesAndStates,
 } from '../services/sales/src/orders/repo.ts';
 import { getOrder } from '../services/sales/src/orders/service.ts';
@@ -201,4 +205,32 @@ test('opportunities by ids: the rows of the IN-list read, in id order, in their 
   );
   expect(read).toBe(2);
   expect(pages).toBeLessThan(16);
+});
+
+test("an order list page's orders, lines and states by ids: the orders read one by one, in their own tenant only, each generic plan kept", async () => {
+  // The orders of the tests above: ORD-PLAN-1 (two lines, 300 states) and ORD-PLAN-2 of 'big', ORD-PLAN-1 of 'neighbour'.
+  const { page, orders } = await listOrders(
+    db,
+    'big',
+    {},
+    { window: { perPage: 25, sortField: 'id', sortType: 'integer', descending: false, page: 1 }, digest: '' },
+  );
+  expect(orders.map((o) => o.order.reference)).toEqual(['ORD-PLAN-1', 'ORD-PLAN-2']);
+  expect(page.ids).toEqual(orders.map((o) => o.order.id));
+  for (const order of orders) expect(order).toEqual((await findStoredOrder(db, 'big', order.order.reference)) as (typeof orders)[number]);
+  const ids = orders.map((o) => o.order.id);
+  const neighbour = (await sql<{ id: number }>`select id from orders where tenant_id = 'neighbour'`.execute(db)).rows.map((r) => r.id);
+  expect((await ORDERS_BY_IDS.execute(db, ['big', [...ids, ...neighbour]])).rows.map((r) => r.id).sort((a, b) => a - b)).toEqual(ids);
+  const cases = [
+    { statement: ORDERS_BY_IDS, values: ['big', [ids[1]]], types: 'text, integer[]', args: `'big', '{${ids[1]}}'` },
+    { statement: LINES_BY_ORDERS, values: [[ids[0]]], types: 'integer[]', args: `'{${ids[0]}}'` },
+    { statement: STATES_BY_ORDERS, values: [[ids[1]]], types: 'integer[]', args: `'{${ids[1]}}'` },
+  ];
+  for (const { statement, values, types, args } of cases) {
+    const plans = await plansOnOneConnection(scope(), statement.sql, async (single) => {
+      for (let i = 0; i < 12; i++) await statement.execute(single, values);
+    });
+    expect(plans).toEqual([{ custom: 5, generic: 7 }]);
+    expect((await genericPlanOf(scope(), statement.sql, types, args)).pages).toBeLessThan(20);
+  }
 });

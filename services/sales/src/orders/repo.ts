@@ -108,6 +108,12 @@ export function findOrderRow(db: Db, tenantId: string, reference: string, lock =
   return query.executeTakeFirst();
 }
 
+/** The columns of orders, order_lines and order_states, named (a prepared statement's result must not change with the table). */
+const ORDER_COLUMNS =
+  'id, tenant_id, reference, enterprise_id, user_id, opportunity_id, date_limit, state, comments, extra_fields, total, created_at, updated_at';
+const LINE_COLUMNS = 'id, order_id, position, product_id, reference, name, rate_sku, cost, price, discount, quantity, comment, description';
+const STATE_COLUMNS = 'id, order_id, state, amount, created_at';
+
 /**
  * The tenant's order with this reference, its lines (by position) and its state history (oldest
  * first) in ONE named prepared statement (`GET /v1/orders/{reference}`): one round trip instead
@@ -119,8 +125,7 @@ export function findOrderRow(db: Db, tenantId: string, reference: string, lock =
 export const ORDER_BY_REFERENCE = preparedStatement<
   OrderRow & { lines: OrderLineRow[]; states: (Omit<OrderStateRow, 'created_at'> & { created_at: string })[] }
 >(
-  `select o.id, o.tenant_id, o.reference, o.enterprise_id, o.user_id, o.opportunity_id, o.date_limit, o.state, o.comments,
-    o.extra_fields, o.total, o.created_at, o.updated_at,
+  `select o.${ORDER_COLUMNS.split(', ').join(', o.')},
     coalesce((select json_agg(json_build_object('id', l.id, 'order_id', l.order_id, 'position', l.position,
       'product_id', l.product_id, 'reference', l.reference, 'name', l.name, 'rate_sku', l.rate_sku, 'cost', l.cost::text,
       'price', l.price::text, 'discount', l.discount::text, 'quantity', l.quantity::text, 'comment', l.comment,
@@ -143,14 +148,34 @@ export async function findStoredOrder(db: Db, tenantId: string, reference: strin
   return { order, lines, states: states.map((state) => ({ ...state, created_at: parseTimestamptz(state.created_at) })) };
 }
 
+/**
+ * The lines and the states of these orders (every list page and write answer), each a named
+ * prepared statement whose generic plan is kept: the ids come through a scalar subquery, so a
+ * custom plan is costed like the generic one. Sent as IN lists, each was planned on every call
+ * (32 µs of planning against 9–11 of execution).
+ */
+export const LINES_BY_ORDERS = preparedStatement<OrderLineRow>(
+  `select ${LINE_COLUMNS} from order_lines where order_id = any((select $1::integer[])::integer[]) order by order_id, position`,
+);
+export const STATES_BY_ORDERS = preparedStatement<OrderStateRow>(
+  `select ${STATE_COLUMNS} from order_states where order_id = any((select $1::integer[])::integer[]) order by order_id, id`,
+);
+
+/**
+ * The tenant's orders with these ids, in no particular order (a list page): a named prepared
+ * statement, one (tenant_id, id) lookup per id, the ids through a scalar subquery so that
+ * PostgreSQL keeps its generic plan (as sales' contacts by ids).
+ */
+export const ORDERS_BY_IDS = preparedStatement<OrderRow>(
+  `select o.* from (select distinct unnest((select $2::integer[])) as id) as wanted
+  cross join lateral (select ${ORDER_COLUMNS} from orders where tenant_id = $1 and id = wanted.id offset 0) as o`,
+);
+
 /** Orders with their lines and states, in the order of `rows`. Three queries, whatever the count. */
 export async function withLinesAndStates(db: Db, rows: OrderRow[]): Promise<StoredOrder[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const [lines, states] = await Promise.all([
-    db.selectFrom('order_lines').selectAll().where('order_id', 'in', ids).orderBy('order_id').orderBy('position').execute(),
-    db.selectFrom('order_states').selectAll().where('order_id', 'in', ids).orderBy('order_id').orderBy('id').execute(),
-  ]);
+  const [{ rows: lines }, { rows: states }] = await Promise.all([LINES_BY_ORDERS.execute(db, [ids]), STATES_BY_ORDERS.execute(db, [ids])]);
   const linesOf = groupByOrder(lines);
   const statesOf = groupByOrder(states);
   return rows.map((order) => ({ order, lines: linesOf.get(order.id) ?? [], states: statesOf.get(order.id) ?? [] }));
@@ -195,7 +220,7 @@ export async function listOrders(
   if (request.updatedSince) query = query.where('orders.updated_at', '>=', request.updatedSince);
   const page = await readPageIds(query, 'orders', request.window);
   if (page.ids.length === 0) return { page, orders: [] };
-  const rows = await db.selectFrom('orders').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', page.ids).execute();
+  const { rows } = await ORDERS_BY_IDS.execute(db, [tenantId, page.ids]);
   return { page, orders: await withLinesAndStates(db, inIdOrder(rows, page.ids)) };
 }
 
