@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { createDb, migrate } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import { migrations } from '../services/documents/src/db/migrations/index.ts';
-import { DOCUMENT_BY_ID, findDocument } from '../services/documents/src/documents/repo.ts';
+import { DOCUMENT_BY_ID, DOCUMENTS_BY_IDS, findDocument } from '../services/documents/src/documents/repo.ts';
 import { genericPlanOf, type PlanScope, plansOnOneConnection } from './prepared-plans.ts';
 
 const schema = `documents_plans_${process.pid}_${Date.now()}`;
@@ -63,4 +63,21 @@ test("the document read keeps its generic plan: the row by its tenant's index, i
   const { rows: read, pages } = await genericPlanOf(scope(), DOCUMENT_BY_ID.sql, 'text, bigint', `'mine', ${rows[3]?.id}`);
   expect(read).toBe(1);
   expect(pages).toBeLessThan(12);
+});
+
+test("a list page's documents by ids: the rows read one by one, in their own tenant only, with the generic plan kept", async () => {
+  const page = ids.slice(0, 30);
+  const { rows } = await DOCUMENTS_BY_IDS.execute(db, ['mine', [...page, ...page]]);
+  const mine = (
+    await sql<{ id: string }>`select id from documents where tenant_id = 'mine' and id = any(${page}::bigint[]) order by id`.execute(db)
+  ).rows.map((r) => Number(r.id));
+  expect(rows.map((r) => r.id).sort((a, b) => a - b)).toEqual(mine);
+  for (const row of rows) expect(row).toEqual((await findDocument(db, 'mine', row.id)) as (typeof rows)[number]);
+  const plans = await plansOnOneConnection(scope(), DOCUMENTS_BY_IDS.sql, async (single) => {
+    for (const id of mine.slice(0, 12)) expect((await DOCUMENTS_BY_IDS.execute(single, ['mine', [id]])).rows).toHaveLength(1);
+  });
+  expect(plans).toEqual([{ custom: 5, generic: 7 }]);
+  const { rows: read, pages } = await genericPlanOf(scope(), DOCUMENTS_BY_IDS.sql, 'text, bigint[]', `'mine', '{${mine[0]},${mine[1]}}'`);
+  expect(read).toBe(2);
+  expect(pages).toBeLessThan(20);
 });

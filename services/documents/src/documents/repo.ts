@@ -61,33 +61,34 @@ export async function listCategories(db: Db, tenantId: string, request: ListRequ
   return { page, rows: inIdOrder(rows, page.ids) };
 }
 
-function documentsQuery(db: Db, tenantId: string) {
-  return db
-    .selectFrom('documents as d')
-    .where('d.tenant_id', '=', tenantId)
-    .selectAll('d')
-    .select(
-      sql<
-        number[]
-      >`coalesce((select array_agg(o.opportunity_id order by o.opportunity_id) from document_opportunities o where o.document_id = d.id), '{}')`.as(
-        'opportunity_ids',
-      ),
-    );
-}
-
-/**
- * One document of the tenant with its opportunity ids: the row `documentsQuery` reads, as a named
- * prepared statement (every read, download and write of one document reads it). Sent as text, it
- * was planned on every call: 0.20 ms of PostgreSQL CPU per `GET /v1/documents/{id}`, most of it
- * planning (`loadtest/README.md`, twelfth session).
- */
-export const DOCUMENT_BY_ID = preparedStatement<DocumentRow>(
-  `select d.id, d.tenant_id, d.name, d.filename, d.extension, d.mime_type, d.size_bytes, d.storage_key, d.contact_id,
+/** A document's columns (`d`) and its opportunity ids, in id order. */
+const DOCUMENT_COLUMNS = `d.id, d.tenant_id, d.name, d.filename, d.extension, d.mime_type, d.size_bytes, d.storage_key, d.contact_id,
     d.category_id, d.created_at, d.updated_at,
     coalesce((select array_agg(o.opportunity_id order by o.opportunity_id) from document_opportunities o where o.document_id = d.id), '{}')
-      as opportunity_ids
+      as opportunity_ids`;
+
+/**
+ * One document of the tenant with its opportunity ids, as a named prepared statement (every read,
+ * download and write of one document reads it). Sent as text, it was planned on every call: 0.20
+ * ms of PostgreSQL CPU per `GET /v1/documents/{id}`, most of it planning (`loadtest/README.md`,
+ * twelfth session).
+ */
+export const DOCUMENT_BY_ID = preparedStatement<DocumentRow>(
+  `select ${DOCUMENT_COLUMNS}
   from documents d
   where d.tenant_id = $1 and d.id = $2`,
+);
+
+/**
+ * The tenant's documents with these ids, with their opportunity ids, in no particular order (a
+ * list page): a named prepared statement, one (tenant_id, id) lookup per id, the ids through a
+ * scalar subquery so that PostgreSQL keeps its generic plan (as sales' contacts by ids). Sent as
+ * an IN list, it was planned on every call.
+ */
+export const DOCUMENTS_BY_IDS = preparedStatement<DocumentRow>(
+  `select ${DOCUMENT_COLUMNS}
+  from (select distinct unnest((select $2::bigint[])) as id) as wanted
+  cross join lateral (select * from documents where tenant_id = $1 and id = wanted.id offset 0) as d`,
 );
 
 /** One document of the tenant with its opportunity ids (`DOCUMENT_BY_ID`), or undefined. */
@@ -137,7 +138,7 @@ export async function listDocuments(
 ): Promise<{ page: PageOfIds; rows: DocumentRow[] }> {
   const page = await readPageIds(filteredDocuments(db, tenantId, filters, request.updatedSince), 'd', request.window);
   if (page.ids.length === 0) return { page, rows: [] };
-  const rows = (await documentsQuery(db, tenantId).where('d.id', 'in', page.ids).execute()) as DocumentRow[];
+  const { rows } = await DOCUMENTS_BY_IDS.execute(db, [tenantId, page.ids]);
   return { page, rows: inIdOrder(rows, page.ids) };
 }
 
