@@ -162,9 +162,9 @@ export const STATES_BY_ORDERS = preparedStatement<OrderStateRow>(
 );
 
 /**
- * The tenant's orders with these ids, in no particular order (a list page): a named prepared
- * statement, one (tenant_id, id) lookup per id, the ids through a scalar subquery so that
- * PostgreSQL keeps its generic plan (as sales' contacts by ids).
+ * The tenant's orders with these ids, in no particular order (a list page, a write's answer): a
+ * named prepared statement, one (tenant_id, id) lookup per id, the ids through a scalar subquery
+ * so that PostgreSQL keeps its generic plan (as sales' contacts by ids).
  */
 export const ORDERS_BY_IDS = preparedStatement<OrderRow>(
   `select o.* from (select distinct unnest((select $2::integer[])) as id) as wanted
@@ -181,15 +181,15 @@ export async function withLinesAndStates(db: Db, rows: OrderRow[]): Promise<Stor
   return rows.map((order) => ({ order, lines: linesOf.get(order.id) ?? [], states: statesOf.get(order.id) ?? [] }));
 }
 
-/** Reads full orders by id (inside a transaction, to build the response and the event). */
-export async function loadOrdersById(db: Db, ids: number[]): Promise<StoredOrder[]> {
+/**
+ * The tenant's orders with these ids, with their lines and states, in the order of `ids` (ids
+ * it has not are left out): a list page, and a write's answer and event inside its transaction.
+ * Three named prepared statements (`ORDERS_BY_IDS`, then `LINES_BY_ORDERS` and `STATES_BY_ORDERS`).
+ */
+export async function loadOrdersById(db: Db, tenantId: string, ids: number[]): Promise<StoredOrder[]> {
   if (ids.length === 0) return [];
-  const rows = await db.selectFrom('orders').selectAll().where('id', 'in', ids).execute();
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return withLinesAndStates(
-    db,
-    ids.map((id) => byId.get(id) as OrderRow),
-  );
+  const { rows } = await ORDERS_BY_IDS.execute(db, [tenantId, ids]);
+  return withLinesAndStates(db, inIdOrder(rows, ids));
 }
 
 /** The sortable fields of the order list and their column types (cursors cast their keys back with them). */
@@ -219,9 +219,7 @@ export async function listOrders(
   if (filters.opportunity_id !== undefined) query = query.where('orders.opportunity_id', '=', filters.opportunity_id);
   if (request.updatedSince) query = query.where('orders.updated_at', '>=', request.updatedSince);
   const page = await readPageIds(query, 'orders', request.window);
-  if (page.ids.length === 0) return { page, orders: [] };
-  const { rows } = await ORDERS_BY_IDS.execute(db, [tenantId, page.ids]);
-  return { page, orders: await withLinesAndStates(db, inIdOrder(rows, page.ids)) };
+  return { page, orders: await loadOrdersById(db, tenantId, page.ids) };
 }
 
 /** Which of these opportunity ids exist in the tenant. */

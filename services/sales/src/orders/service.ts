@@ -78,7 +78,7 @@ export async function createOrders(
   return inTransaction(deps.db, async (trx) => {
     const ids: number[] = [];
     for (const item of resolved) ids.push(await insertResolved(trx, ctx.tenantId, item));
-    const orders = (await repo.loadOrdersById(trx, ids)).map(presentOrder);
+    const orders = (await repo.loadOrdersById(trx, ctx.tenantId, ids)).map(presentOrder);
     await writeEvents(
       trx,
       orders.map((data) => ({ tenantId: ctx.tenantId, type: 'order.created' as const, data })),
@@ -137,7 +137,7 @@ export async function updateOrder(
     }
     const stateChanged = body.state !== undefined && body.state !== current.state;
     if (stateChanged) await repo.appendOrderState(trx, current.id, body.state as number, total);
-    const [stored] = await repo.loadOrdersById(trx, [current.id]);
+    const [stored] = await repo.loadOrdersById(trx, ctx.tenantId, [current.id]);
     const order = presentOrder(stored as repo.StoredOrder);
     await writeEvents(trx, [
       { tenantId: ctx.tenantId, type: 'order.updated', data: order },
