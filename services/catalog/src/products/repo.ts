@@ -1,4 +1,4 @@
-import { type ListRequest, type PageOfIds, preparedStatement, readPageIds, type SortType } from '@crm/db';
+import { type ListRequest, type PageOfIds, preparedStatement, readPageIds, type SortType, tenantRowsByIds } from '@crm/db';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { CatalogDatabase, ProductsTable } from '../db/database.ts';
 
@@ -158,14 +158,11 @@ export function listProductIds(db: Db, tenantId: string, request: ListRequest, f
 
 /**
  * The tenant's products with these ids, in id order (a list page, an upsert's answer): a named
- * prepared statement, one (tenant_id, id) lookup per id, the ids through a scalar subquery so that
- * PostgreSQL keeps its generic plan (as sales' contacts by ids). Sent as an IN list, it was planned
- * on every call.
+ * prepared statement whose generic plan is kept (`tenantRowsByIds`). Sent as an IN list, it was
+ * planned on every call.
  */
 export const PRODUCTS_BY_IDS = preparedStatement<ProductRow>(
-  `select p.* from (select distinct unnest((select $2::integer[])) as id) as wanted
-  cross join lateral (select ${productColumns.join(', ')} from products where tenant_id = $1 and id = wanted.id offset 0) as p
-  order by p.id`,
+  `${tenantRowsByIds('products', productColumns.join(', '), 'p')} order by p.id`,
 );
 
 /** The tenant's products with these ids (in id order); `lock` holds their rows, taken in id order, until the transaction ends. */

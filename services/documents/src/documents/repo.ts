@@ -1,4 +1,4 @@
-import { inIdOrder, type ListRequest, type PageOfIds, preparedStatement, readPageIds } from '@crm/db';
+import { inIdOrder, type ListRequest, type PageOfIds, preparedStatement, readPageIds, tenantRowsByIds } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { DocumentsDatabase, DocumentsTable } from '../db/database.ts';
 
@@ -81,14 +81,11 @@ export const DOCUMENT_BY_ID = preparedStatement<DocumentRow>(
 
 /**
  * The tenant's documents with these ids, with their opportunity ids, in no particular order (a
- * list page): a named prepared statement, one (tenant_id, id) lookup per id, the ids through a
- * scalar subquery so that PostgreSQL keeps its generic plan (as sales' contacts by ids). Sent as
+ * list page): a named prepared statement whose generic plan is kept (`tenantRowsByIds`). Sent as
  * an IN list, it was planned on every call.
  */
 export const DOCUMENTS_BY_IDS = preparedStatement<DocumentRow>(
-  `select ${DOCUMENT_COLUMNS}
-  from (select distinct unnest((select $2::bigint[])) as id) as wanted
-  cross join lateral (select * from documents where tenant_id = $1 and id = wanted.id offset 0) as d`,
+  `select ${DOCUMENT_COLUMNS} from (${tenantRowsByIds('documents', '*', 'd', 'bigint')}) as d`,
 );
 
 /** One document of the tenant with its opportunity ids (`DOCUMENT_BY_ID`), or undefined. */

@@ -1,4 +1,4 @@
-import { type ListRequest, type PageOfIds, preparedStatement, readPageIds, type SortType } from '@crm/db';
+import { type ListRequest, type PageOfIds, preparedStatement, readPageIds, type SortType, tenantRowsByIds } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { SalesDatabase } from '../db/database.ts';
 
@@ -58,14 +58,11 @@ export type OpportunityRow = Awaited<ReturnType<ReturnType<typeof rowsQuery>['ex
 
 /**
  * Rows of these opportunity ids in the tenant, in id order (every read and list page, and the
- * answer of every write): a named prepared statement, one (tenant_id, id) lookup per id, the ids
- * through a scalar subquery so that PostgreSQL keeps its generic plan (as sales' contacts by ids).
- * Sent as text with an IN list, it was planned on every call.
+ * answer of every write): a named prepared statement whose generic plan is kept
+ * (`tenantRowsByIds`). Sent as text with an IN list, it was planned on every call.
  */
 export const OPPORTUNITIES_BY_IDS = preparedStatement<OpportunityRow>(
-  `select o.* from (select distinct unnest((select $2::integer[])) as id) as wanted
-  cross join lateral (select ${COLUMNS.join(', ')} from opportunities where tenant_id = $1 and id = wanted.id offset 0) as o
-  order by o.id`,
+  `${tenantRowsByIds('opportunities', COLUMNS.join(', '), 'o')} order by o.id`,
 );
 
 /** Rows of these opportunity ids in the tenant; `lock` holds them (taken in id order) until the transaction ends. */

@@ -1,4 +1,4 @@
-import { inIdOrder, type ListRequest, type PageOfIds, preparedStatement, readPageIds, type SortType } from '@crm/db';
+import { inIdOrder, type ListRequest, type PageOfIds, preparedStatement, readPageIds, type SortType, tenantRowsByIds } from '@crm/db';
 import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import pg from 'pg';
 import type { OrderLinesTable, OrderStatesTable, OrdersTable, SalesDatabase } from '../db/database.ts';
@@ -163,13 +163,9 @@ export const STATES_BY_ORDERS = preparedStatement<OrderStateRow>(
 
 /**
  * The tenant's orders with these ids, in no particular order (a list page, a write's answer): a
- * named prepared statement, one (tenant_id, id) lookup per id, the ids through a scalar subquery
- * so that PostgreSQL keeps its generic plan (as sales' contacts by ids).
+ * named prepared statement whose generic plan is kept (`tenantRowsByIds`).
  */
-export const ORDERS_BY_IDS = preparedStatement<OrderRow>(
-  `select o.* from (select distinct unnest((select $2::integer[])) as id) as wanted
-  cross join lateral (select ${ORDER_COLUMNS} from orders where tenant_id = $1 and id = wanted.id offset 0) as o`,
-);
+export const ORDERS_BY_IDS = preparedStatement<OrderRow>(tenantRowsByIds('orders', ORDER_COLUMNS, 'o'));
 
 /** Orders with their lines and states, in the order of `rows`. Three queries, whatever the count. */
 export async function withLinesAndStates(db: Db, rows: OrderRow[]): Promise<StoredOrder[]> {
