@@ -53,6 +53,40 @@ test('under Deno a keyed write runs once, names its users, replays from the serv
   expect(rows[0]?.published_at).not.toBeNull();
 });
 
+test("under Deno the reads in one statement (a product's rates and category, an order's lines and states) answer what the writes answered", async () => {
+  const tenant = await stack.createTenant({ users: [{ email: 'deno@example.test', name: 'Dee No' }] });
+  const created = async (path: string, body: unknown) => {
+    const res = await tenant.request('POST', path, { body });
+    expect(res.status, res.text).toBe(201);
+    return res.body.data;
+  };
+  await created('/v1/contacts', { name: 'Deno Buyer', type: 'client' });
+  await created('/v1/product-categories', { name: 'Tools', reference: 'tools' });
+  const product = await created('/v1/products', {
+    reference: 'DENO-1',
+    name: 'Deno product',
+    vat: 21,
+    product_category_ref: 'tools',
+    rates: [
+      { sku: 'DENO-1-B', cost: 2.5, price: 3.75 },
+      { sku: 'DENO-1-A', cost: 1, price: 19.99, primary: true },
+    ],
+  });
+  const order = await created('/v1/orders', {
+    enterprise_identifier: 'Deno Buyer',
+    user_email: 'deno@example.test',
+    date_limit: '2026-12-31',
+    state: 1,
+    products: [{ reference: 'DENO-1', quantity: 3 }],
+  });
+  // The read by reference is one statement (rates and states as JSON); the write's answer was not.
+  expect((await tenant.request('GET', '/v1/products/DENO-1')).body.data).toEqual(product);
+  expect((await tenant.request('GET', `/v1/orders/${order.reference}`)).body.data).toEqual(order);
+  expect(order.states[0].created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  expect((await tenant.request('GET', '/v1/products?per_page=5')).body.data).toEqual([product]);
+  expect((await tenant.request('GET', '/v1/orders?per_page=5')).body.data).toEqual([order]);
+});
+
 test('the processes really are Deno', async () => {
   const { readFileSync } = await import('node:fs');
   for (const proc of Object.values(stack.processes)) {
