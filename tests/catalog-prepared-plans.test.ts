@@ -2,7 +2,7 @@
 // migrations): the product read by reference gives the answer the three separate reads gave, in
 // one statement whose generic plan PostgreSQL keeps (`tests/prepared-plans.ts`).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createDb, migrate, statementCount } from '@crm/db';
+import { statementCount } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import { CATEGORIES_BY_IDS, CATEGORY_SUBTREES, findCategoriesByIds, findSubtrees } from '../services/catalog/src/categories/repo.ts';
 import { getCategoryTree } from '../services/catalog/src/categories/service.ts';
@@ -17,17 +17,14 @@ import {
   RATES_BY_PRODUCTS,
 } from '../services/catalog/src/products/repo.ts';
 import { getProduct } from '../services/catalog/src/products/service.ts';
-import { genericPlanOf, type PlanScope, plansOnOneConnection } from './prepared-plans.ts';
+import { closePlanScope, genericPlanOf, openPlanScope, type PlanScope, plansOnOneConnection } from './prepared-plans.ts';
 
-const schema = `catalog_plans_${process.pid}_${Date.now()}`;
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+let scope: PlanScope;
 let db: Kysely<any>;
-let pool: ReturnType<typeof createDb>['pool'];
-const scope = (): PlanScope => ({ url, schema, pool });
 
 beforeAll(async () => {
-  ({ db, pool } = createDb<any>({ url, schema }));
-  await migrate(db, schema, migrations);
+  scope = await openPlanScope('catalog_plans', migrations);
+  db = scope.db;
   // Two tenants with the same references; 2,000 products each, every fourth with no rate.
   for (const tenant of ['mine', 'theirs']) {
     const vat = await sql<{ id: number }>`insert into vat_rates (tenant_id, percentage) values (${tenant}, 21) returning id`.execute(db);
@@ -47,10 +44,7 @@ beforeAll(async () => {
   }
 }, 60_000);
 
-afterAll(async () => {
-  await sql`drop schema ${sql.id(schema)} cascade`.execute(db);
-  await db.destroy();
-});
+afterAll(() => closePlanScope(scope));
 
 /** The product as the three separate reads presented it (the row, then its rates and its category). */
 async function presentedSeparately(tenant: string, reference: string) {
@@ -86,11 +80,11 @@ test('a product read by reference in one statement is the answer the separate re
 });
 
 test('the product read keeps its generic plan: an index lookup and the rates of that product alone', async () => {
-  const plans = await plansOnOneConnection(scope(), PRODUCT_BY_REFERENCE.sql, async (single) => {
+  const plans = await plansOnOneConnection(scope, PRODUCT_BY_REFERENCE.sql, async (single) => {
     for (let i = 1; i <= 12; i++) expect((await getProduct(single, 'mine', `P${i}`)).reference).toBe(`P${i}`);
   });
   expect(plans).toEqual([{ custom: 5, generic: 7 }]);
-  const { rows, pages } = await genericPlanOf(scope(), PRODUCT_BY_REFERENCE.sql, 'text, text', "'mine', 'P1500'");
+  const { rows, pages } = await genericPlanOf(scope, PRODUCT_BY_REFERENCE.sql, 'text, text', "'mine', 'P1500'");
   expect(rows).toBe(1);
   // The product by its unique index, its category by primary key, its rates by theirs (a scan of
   // the 4,000 products or the 9,000 rates reads dozens of pages).
@@ -131,12 +125,12 @@ test('category subtrees: the rows the recursive query gave as text, in its own t
   await expect(getCategoryTree(db, 'theirs', root)).rejects.toMatchObject({ status: 404 });
   const child = (await sql<{ id: number }>`select id from product_categories where tenant_id = 'mine' and reference = 'C7'`.execute(db))
     .rows[0]?.id as number;
-  const plans = await plansOnOneConnection(scope(), CATEGORY_SUBTREES.sql, async (single) => {
+  const plans = await plansOnOneConnection(scope, CATEGORY_SUBTREES.sql, async (single) => {
     for (let i = 0; i < 12; i++) expect((await findSubtrees(single, 'mine', [child])).length).toBe(6);
   });
   expect(plans).toEqual([{ custom: 5, generic: 7 }]);
   // Under the generic plan: the category and its five children by index, not the tenant's 242 categories.
-  const { rows: read, pages } = await genericPlanOf(scope(), CATEGORY_SUBTREES.sql, 'text, int[]', `'mine', '{${child}}'`);
+  const { rows: read, pages } = await genericPlanOf(scope, CATEGORY_SUBTREES.sql, 'text, int[]', `'mine', '{${child}}'`);
   expect(read).toBe(6);
   expect(pages).toBeLessThan(40);
 });
@@ -187,11 +181,11 @@ test("a list page's products, rates and categories by ids: the IN-list rows, in 
     },
   ];
   for (const { statement, run, types, args } of cases) {
-    const plans = await plansOnOneConnection(scope(), statement, async (single) => {
+    const plans = await plansOnOneConnection(scope, statement, async (single) => {
       for (let i = 0; i < 12; i++) expect((await run(single)).length).toBeGreaterThan(0);
     });
     expect(plans).toEqual([{ custom: 5, generic: 7 }]);
     // Under the generic plan, by index: a scan of the 4,000 products or the 9,000 rates reads dozens of pages.
-    expect((await genericPlanOf(scope(), statement, types, args)).pages).toBeLessThan(20);
+    expect((await genericPlanOf(scope, statement, types, args)).pages).toBeLessThan(20);
   }
 });

@@ -2,22 +2,18 @@
 // PostgreSQL, in a scratch schema with documents' migrations: its row, its opportunities, its
 // tenant only, and a generic plan that PostgreSQL keeps (`tests/prepared-plans.ts`).
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createDb, migrate } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import { migrations } from '../services/documents/src/db/migrations/index.ts';
 import { DOCUMENT_BY_ID, DOCUMENTS_BY_IDS, findDocument } from '../services/documents/src/documents/repo.ts';
-import { genericPlanOf, type PlanScope, plansOnOneConnection } from './prepared-plans.ts';
+import { closePlanScope, genericPlanOf, openPlanScope, type PlanScope, plansOnOneConnection } from './prepared-plans.ts';
 
-const schema = `documents_plans_${process.pid}_${Date.now()}`;
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+let scope: PlanScope;
 let db: Kysely<any>;
-let pool: ReturnType<typeof createDb>['pool'];
-const scope = (): PlanScope => ({ url, schema, pool });
 let ids: number[] = [];
 
 beforeAll(async () => {
-  ({ db, pool } = createDb<any>({ url, schema }));
-  await migrate(db, schema, migrations);
+  scope = await openPlanScope('documents_plans', migrations);
+  db = scope.db;
   // 3,000 documents in two tenants; every third linked to opportunities 30 and 7 (inserted in that order).
   await sql`insert into document_categories (tenant_id, name) values ('mine', 'General'), ('theirs', 'General')`.execute(db);
   const inserted = await sql<{
@@ -32,10 +28,7 @@ beforeAll(async () => {
     select d.id, d.tenant_id, o from documents d cross join (values (30), (7)) v(o) where d.id % 3 = 0`.execute(db);
 }, 60_000);
 
-afterAll(async () => {
-  await sql`drop schema ${sql.id(schema)} cascade`.execute(db);
-  await db.destroy();
-});
+afterAll(() => closePlanScope(scope));
 
 test("one document's row, with its opportunities in order, in its own tenant only", async () => {
   const { rows } = await sql<{ id: string; tenant_id: string }>`select id, tenant_id from documents
@@ -56,11 +49,11 @@ test("one document's row, with its opportunities in order, in its own tenant onl
 
 test("the document read keeps its generic plan: the row by its tenant's index, its opportunities by their key", async () => {
   const { rows } = await sql<{ id: string }>`select id from documents where tenant_id = 'mine' order by id limit 12`.execute(db);
-  const plans = await plansOnOneConnection(scope(), DOCUMENT_BY_ID.sql, async (single) => {
+  const plans = await plansOnOneConnection(scope, DOCUMENT_BY_ID.sql, async (single) => {
     for (const { id } of rows) expect((await findDocument(single, 'mine', Number(id)))?.id).toBe(Number(id));
   });
   expect(plans).toEqual([{ custom: 5, generic: 7 }]);
-  const { rows: read, pages } = await genericPlanOf(scope(), DOCUMENT_BY_ID.sql, 'text, bigint', `'mine', ${rows[3]?.id}`);
+  const { rows: read, pages } = await genericPlanOf(scope, DOCUMENT_BY_ID.sql, 'text, bigint', `'mine', ${rows[3]?.id}`);
   expect(read).toBe(1);
   expect(pages).toBeLessThan(12);
 });
@@ -73,11 +66,11 @@ test("a list page's documents by ids: the rows read one by one, in their own ten
   ).rows.map((r) => Number(r.id));
   expect(rows.map((r) => r.id).sort((a, b) => a - b)).toEqual(mine);
   for (const row of rows) expect(row).toEqual((await findDocument(db, 'mine', row.id)) as (typeof rows)[number]);
-  const plans = await plansOnOneConnection(scope(), DOCUMENTS_BY_IDS.sql, async (single) => {
+  const plans = await plansOnOneConnection(scope, DOCUMENTS_BY_IDS.sql, async (single) => {
     for (const id of mine.slice(0, 12)) expect((await DOCUMENTS_BY_IDS.execute(single, ['mine', [id]])).rows).toHaveLength(1);
   });
   expect(plans).toEqual([{ custom: 5, generic: 7 }]);
-  const { rows: read, pages } = await genericPlanOf(scope(), DOCUMENTS_BY_IDS.sql, 'text, bigint[]', `'mine', '{${mine[0]},${mine[1]}}'`);
+  const { rows: read, pages } = await genericPlanOf(scope, DOCUMENTS_BY_IDS.sql, 'text, bigint[]', `'mine', '{${mine[0]},${mine[1]}}'`);
   expect(read).toBe(2);
   expect(pages).toBeLessThan(20);
 });

@@ -2,7 +2,7 @@
 // service's prepared statements (`*-prepared-plans.test.ts`): after five executions with their
 // values PostgreSQL may run one with a generic plan, made without the values, so each must stay
 // cheap under it and, where it is meant to be kept, be kept.
-import { createDb } from '@crm/db';
+import { createDb, type Migration, migrate } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 
 /** The scratch schema a test's statements run in, and the database that holds it. */
@@ -10,6 +10,22 @@ export interface PlanScope {
   url: string;
   schema: string;
   pool: ReturnType<typeof createDb>['pool'];
+  db: Kysely<any>;
+}
+
+/** A scratch schema `<prefix>_<pid>_<time>` with a service's migrations, for one test file (in its beforeAll). */
+export async function openPlanScope(prefix: string, migrations: Migration[]): Promise<PlanScope> {
+  const schema = `${prefix}_${process.pid}_${Date.now()}`;
+  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const { db, pool } = createDb<any>({ url, schema });
+  await migrate(db, schema, migrations);
+  return { url, schema, pool, db };
+}
+
+/** Drops the scratch schema and closes its pool (in the test file's afterAll). */
+export async function closePlanScope({ db, schema }: PlanScope): Promise<void> {
+  await sql`drop schema ${sql.id(schema)} cascade`.execute(db);
+  await db.destroy();
 }
 
 /**
@@ -19,7 +35,7 @@ export interface PlanScope {
  * tables (nothing analyzes them here).
  */
 export async function genericPlanOf(
-  { pool, schema }: PlanScope,
+  { pool, schema }: Pick<PlanScope, 'pool' | 'schema'>,
   text: string,
   types: string,
   args: string,
@@ -47,7 +63,7 @@ export async function genericPlanOf(
  * of `statement` on that connection (the statements `work` sent there).
  */
 export async function plansOnOneConnection(
-  { url, schema }: PlanScope,
+  { url, schema }: Pick<PlanScope, 'url' | 'schema'>,
   statement: string,
   work: (single: Kysely<any>) => Promise<unknown>,
 ): Promise<{ custom: number; generic: number }[]> {

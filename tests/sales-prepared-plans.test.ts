@@ -2,7 +2,7 @@
 // after a few executions PostgreSQL may run them with a generic plan, made without the values, so
 // each must stay cheap under its generic plan however many contacts the tenant has.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createDb, migrate, statementCount } from '@crm/db';
+import { statementCount } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import { contactRowsByIds, findContactRows } from '../services/sales/src/contacts/repo.ts';
 import { migrations } from '../services/sales/src/db/migrations/index.ts';
@@ -23,30 +23,24 @@ import {
 } from '../services/sales/src/orders/repo.ts';
 import { getOrder } from '../services/sales/src/orders/service.ts';
 import { findUsersByEmails, USERS_BY_EMAILS } from '../services/sales/src/users/repo.ts';
-import { genericPlanOf, type PlanScope, plansOnOneConnection } from './prepared-plans.ts';
+import { closePlanScope, genericPlanOf, openPlanScope, type PlanScope, plansOnOneConnection } from './prepared-plans.ts';
 
-const schema = `sales_plans_${process.pid}_${Date.now()}`;
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+let scope: PlanScope;
 let db: Kysely<any>;
-let pool: ReturnType<typeof createDb>['pool'];
-const scope = (): PlanScope => ({ url, schema, pool });
 
 beforeAll(async () => {
-  ({ db, pool } = createDb<any>({ url, schema }));
-  await migrate(db, schema, migrations);
+  scope = await openPlanScope('sales_plans', migrations);
+  db = scope.db;
   // One big tenant and a neighbour; nothing analyzes the table (as on a PostgreSQL without autovacuum).
   await sql`insert into contacts (tenant_id, name, type)
     select case when g % 10 = 0 then 'neighbour' else 'big' end, 'Contact ' || g, 'client' from generate_series(1, 4000) g`.execute(db);
 }, 60_000);
 
-afterAll(async () => {
-  await sql`drop schema ${sql.id(schema)} cascade`.execute(db);
-  await db.destroy();
-});
+afterAll(() => closePlanScope(scope));
 
 /** The rows-by-ids statement for `id` in the big tenant under its generic plan (`genericPlanOf`). */
 const underGenericPlan = (id: number, meanwhile?: () => Promise<unknown>) =>
-  genericPlanOf(scope(), contactRowsByIds(db).sql, 'text, integer[]', `'big', '{${id}}'`, meanwhile);
+  genericPlanOf(scope, contactRowsByIds(db).sql, 'text, integer[]', `'big', '{${id}}'`, meanwhile);
 
 test("the full-row read by ids reads a few pages per id under its generic plan, whatever the tenant's size", async () => {
   const { rows } = await sql<{ id: number; tenant_id: string }>`select id, tenant_id from contacts order by id desc limit 2`.execute(db);
@@ -83,7 +77,7 @@ test("a contact's users are read by primary key, also under a generic plan made 
 
 test('reads of one id keep the generic plan (PostgreSQL does not plan each one again)', async () => {
   const { rows } = await sql<{ id: number }>`select id from contacts where tenant_id = 'big' order by id limit 12`.execute(db);
-  const plans = await plansOnOneConnection(scope(), contactRowsByIds(db).sql, async (single) => {
+  const plans = await plansOnOneConnection(scope, contactRowsByIds(db).sql, async (single) => {
     for (const { id } of rows) expect((await findContactRows(single, 'big', [id])).map((r) => r.id)).toEqual([id]);
   });
   // PostgreSQL plans the first five executions with their values, then compares. Given the
@@ -101,14 +95,14 @@ test('users are found by e-mail in any case, one index lookup per e-mail, and th
   ]);
   expect(found.map((u) => u.email).sort()).toEqual(['user7@example.test', 'user9@example.test']);
   expect(await findUsersByEmails(db, 'big', ['user7@example.test'])).toEqual([]);
-  const plans = await plansOnOneConnection(scope(), USERS_BY_EMAILS.sql, async (single) => {
+  const plans = await plansOnOneConnection(scope, USERS_BY_EMAILS.sql, async (single) => {
     for (let i = 0; i < 12; i++) await findUsersByEmails(single, 'other', [`user${i}@example.test`]);
   });
   // Five plans with the values, then the generic plan kept (a one-e-mail custom plan looked cheaper when given the array).
   expect(plans).toEqual([{ custom: 5, generic: 7 }]);
   // Under the generic plan: the unique index, a few pages per e-mail, whatever the number of users.
   const { rows, pages } = await genericPlanOf(
-    scope(),
+    scope,
     USERS_BY_EMAILS.sql,
     'text, text[]',
     "'other', '{user5@example.test,user6@example.test}'",
@@ -124,14 +118,14 @@ test("an order's total is recomputed exactly, by a statement planned once per co
   await sql`insert into order_lines (order_id, position, product_id, reference, name, cost, price, discount, quantity)
     values (${orderId}, 0, 1, 'P1', 'One', 1, 10.00, 10, 3), (${orderId}, 1, 2, 'P2', 'Two', 1, 5.00, 0, 2)`.execute(db);
   const totals: string[] = [];
-  const plans = await plansOnOneConnection(scope(), REFRESH_ORDER_TOTAL.sql, async (single) => {
+  const plans = await plansOnOneConnection(scope, REFRESH_ORDER_TOTAL.sql, async (single) => {
     for (let i = 0; i < 12; i++) totals.push(await refreshOrderTotal(single, orderId));
   });
   // 10.00 × 3 × 90 % + 5.00 × 2 = 37.00, every time.
   expect(new Set(totals)).toEqual(new Set(['37.00']));
   expect(plans).toEqual([{ custom: 5, generic: 7 }]);
   // Under the generic plan: the order by primary key and its lines by their index.
-  const { pages } = await genericPlanOf(scope(), REFRESH_ORDER_TOTAL.sql, 'integer', String(orderId));
+  const { pages } = await genericPlanOf(scope, REFRESH_ORDER_TOTAL.sql, 'integer', String(orderId));
   expect(pages).toBeLessThan(20);
 });
 
@@ -165,12 +159,12 @@ test('an order read by reference in one statement is the answer the separate rea
   expect(await findStoredOrder(db, 'neighbour', 'ORD-PLAN-2')).toBeUndefined();
   expect((await getOrder(db, 'neighbour', 'ORD-PLAN-1')).states).toEqual([]);
   await expect(getOrder(db, 'big', 'ORD-NONE')).rejects.toMatchObject({ status: 404 });
-  const plans = await plansOnOneConnection(scope(), ORDER_BY_REFERENCE.sql, async (single) => {
+  const plans = await plansOnOneConnection(scope, ORDER_BY_REFERENCE.sql, async (single) => {
     for (let i = 0; i < 12; i++) await findStoredOrder(single, 'big', i % 2 ? 'ORD-PLAN-1' : 'ORD-PLAN-2');
   });
   expect(plans).toEqual([{ custom: 5, generic: 7 }]);
   // Under the generic plan: the order by its unique reference, its lines and states by their indexes.
-  const { rows, pages } = await genericPlanOf(scope(), ORDER_BY_REFERENCE.sql, 'text, text', "'big', 'ORD-PLAN-2'");
+  const { rows, pages } = await genericPlanOf(scope, ORDER_BY_REFERENCE.sql, 'text, text', "'big', 'ORD-PLAN-2'");
   expect(rows).toBe(1);
   expect(pages).toBeLessThan(20);
 });
@@ -192,17 +186,12 @@ test('opportunities by ids: the rows of the IN-list read, in id order, in their 
   expect((await getOpportunity(db, 'big', mine[0] as number)).id).toBe(mine[0] as number);
   const theirs = rows.find((r) => r.tenant_id === 'neighbour')?.id as number;
   await expect(getOpportunity(db, 'big', theirs)).rejects.toMatchObject({ status: 404 });
-  const plans = await plansOnOneConnection(scope(), OPPORTUNITIES_BY_IDS.sql, async (single) => {
+  const plans = await plansOnOneConnection(scope, OPPORTUNITIES_BY_IDS.sql, async (single) => {
     for (const id of mine.slice(0, 12)) expect((await findOpportunityRows(single, 'big', [id])).map((r) => r.id)).toEqual([id]);
   });
   expect(plans).toEqual([{ custom: 5, generic: 7 }]);
   // Under the generic plan: one index lookup per id, not a walk of the tenant's 2,700 opportunities.
-  const { rows: read, pages } = await genericPlanOf(
-    scope(),
-    OPPORTUNITIES_BY_IDS.sql,
-    'text, integer[]',
-    `'big', '{${mine[0]},${mine[1]}}'`,
-  );
+  const { rows: read, pages } = await genericPlanOf(scope, OPPORTUNITIES_BY_IDS.sql, 'text, integer[]', `'big', '{${mine[0]},${mine[1]}}'`);
   expect(read).toBe(2);
   expect(pages).toBeLessThan(16);
 });
@@ -227,10 +216,10 @@ test("an order list page's orders, lines and states by ids: the orders read one 
     { statement: STATES_BY_ORDERS, values: [[ids[1]]], types: 'integer[]', args: `'{${ids[1]}}'` },
   ];
   for (const { statement, values, types, args } of cases) {
-    const plans = await plansOnOneConnection(scope(), statement.sql, async (single) => {
+    const plans = await plansOnOneConnection(scope, statement.sql, async (single) => {
       for (let i = 0; i < 12; i++) await statement.execute(single, values);
     });
     expect(plans).toEqual([{ custom: 5, generic: 7 }]);
-    expect((await genericPlanOf(scope(), statement.sql, types, args)).pages).toBeLessThan(20);
+    expect((await genericPlanOf(scope, statement.sql, types, args)).pages).toBeLessThan(20);
   }
 });
