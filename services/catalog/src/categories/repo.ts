@@ -17,6 +17,10 @@ export interface CategoryRow {
 
 const hasProducts = sql<boolean>`exists (select 1 from products p where p.product_category_id = c.id)`.as('has_products');
 
+/** A category row's columns in the prepared statements below (`c`), as `selectCategories` reads them. */
+const CATEGORY_COLUMNS = `c.id, c.name, c.reference, c.parent_id, c.created_at, c.updated_at,
+    exists (select 1 from products p where p.product_category_id = c.id) as has_products`;
+
 function selectCategories(db: Db, tenantId: string) {
   return db
     .selectFrom('product_categories as c')
@@ -41,8 +45,7 @@ export function findCategoryById(db: Db, tenantId: string, id: number): Promise<
  * execution.
  */
 export const CATEGORIES_BY_IDS = preparedStatement<CategoryRow>(
-  `select c.id, c.name, c.reference, c.parent_id, c.created_at, c.updated_at,
-    exists (select 1 from products p where p.product_category_id = c.id) as has_products
+  `select ${CATEGORY_COLUMNS}
   from product_categories c
   where c.tenant_id = $1 and c.id = any((select $2::integer[])::integer[])`,
 );
@@ -74,8 +77,7 @@ export const CATEGORY_SUBTREES = preparedStatement<CategoryRow>(
     select child.id from product_categories child join tree on child.parent_id = tree.id
     where child.tenant_id = $1
   )
-  select c.id, c.name, c.reference, c.parent_id, c.created_at, c.updated_at,
-    exists (select 1 from products p where p.product_category_id = c.id) as has_products
+  select ${CATEGORY_COLUMNS}
   from product_categories c join tree on tree.id = c.id
   order by c.id`,
 );
