@@ -1,4 +1,4 @@
-// The gateway's HTTP/1.1 read client against real servers on loopback: Bun.serve for ordinary
+// The gateway's own HTTP/1.1 upstream client against real servers on loopback: Bun.serve for ordinary
 // answers, and a raw TCP server (Bun.listen) that writes exactly the bytes a case needs (chunks
 // split across packets, a body ended by closing, a kept-alive connection closed under a request).
 import { afterAll, afterEach, describe, expect, test } from 'bun:test';
@@ -53,6 +53,13 @@ describe('http1Client', () => {
     async fetch(request) {
       const url = new URL(request.url);
       if (url.pathname === '/json') return Response.json({ seen: Object.fromEntries(request.headers), query: url.search });
+      if (url.pathname === '/echo') {
+        const text = await request.text();
+        return Response.json(
+          { method: request.method, length: request.headers.get('content-length'), type: request.headers.get('content-type'), text },
+          { status: 201 },
+        );
+      }
       if (url.pathname === '/empty') return new Response(null, { status: 204 });
       if (url.pathname === '/not-modified') return new Response(null, { status: 304, headers: { etag: '"x"' } });
       if (url.pathname === '/big') return new Response('x'.repeat(1024 * 1024), { headers: { 'content-type': 'text/plain' } });
@@ -180,6 +187,46 @@ describe('http1Client', () => {
     const other = http1Client(never.url)!;
     await expect(other.request({ method: 'GET', path: '/', headers: [] })).rejects.toThrow();
     expect(never.state.connections).toBe(1);
+  });
+
+  test('a write sends its whole body with its Content-Length (UTF-8 bytes); the connection is reused', async () => {
+    const client = http1Client(origin)!;
+    const text = JSON.stringify({ name: 'Ñandú Ltd — €', n: 1 });
+    for (const method of ['POST', 'PUT', 'PATCH'] as const) {
+      const answer = await client.request({ method, path: '/echo', headers: [['content-type', 'application/json']], body: text });
+      expect(answer.status).toBe(201);
+      expect(await answer.json()).toEqual({ method, length: String(Buffer.byteLength(text)), type: 'application/json', text });
+    }
+    // A DELETE without a body sends no Content-Length; an empty body sends 0.
+    const bare = await client.request({ method: 'DELETE', path: '/echo', headers: [] });
+    expect(await bare.json()).toEqual({ method: 'DELETE', length: null, type: null, text: '' });
+    const empty = await client.request({ method: 'POST', path: '/echo', headers: [], body: '' });
+    expect(await empty.json()).toMatchObject({ method: 'POST', length: '0', text: '' });
+    // A 1 MiB body larger than a socket buffer goes whole too.
+    const large = 'y'.repeat(1024 * 1024);
+    const big = await client.request({ method: 'POST', path: '/echo', headers: [], body: large });
+    expect(((await big.json()) as { text: string }).text).toBe(large);
+    expect(client.stats()).toMatchObject({ requests: 6, opened: 1, idle: 1 });
+    client.close();
+  });
+
+  test('a write on a kept-alive connection the server closes under it is sent once more only when repeatable', async () => {
+    // The second request of every connection is answered by closing it (an idle timeout firing just then).
+    const server = rawServer((_head, socket, n) => {
+      if (n === 1) socket.write(ok('first'));
+      else socket.end();
+    });
+    servers.push(server);
+    const client = http1Client(server.url)!;
+    const write = { method: 'POST', path: '/', headers: [] as [string, string][], body: '{}' } as const;
+    expect(await (await client.request(write)).text()).toBe('first');
+    // Not marked repeatable: the server may have acted on it, so it fails and is not sent again.
+    await expect(client.request(write)).rejects.toThrow();
+    expect(server.state.connections).toBe(1);
+    expect(await (await client.request(write)).text()).toBe('first');
+    // Repeatable (a keyed write the service records): once more, on a fresh connection.
+    expect(await (await client.request({ ...write, repeatable: true })).text()).toBe('first');
+    expect(server.state.connections).toBe(3);
   });
 
   test('an abort before the answer rejects with the reason and closes that connection', async () => {
