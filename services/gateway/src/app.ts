@@ -48,11 +48,13 @@ const PROBES = new Set(['/livez', '/readyz']);
 const OPENAPI_V1 = '/v1/openapi/v1.yaml';
 
 /**
- * The clients reads to sales, catalog and webhooks go through (`http1`): their answers are JSON
- * of bounded size. Documents' downloads stream files, and the gateway's own client cannot slow a
- * sender down, so they stay with fetch, as do Deno and https upstreams (no client: undefined).
+ * The clients that reads and keyed JSON writes to sales, catalog and webhooks go through
+ * (`http1`): their answers are JSON of bounded size. Documents' downloads stream files, and the
+ * gateway's own client cannot slow a sender down, so they stay with fetch, as do uploads, writes
+ * without an Idempotency-Key (which are not safe to send twice), Deno and https upstreams (no
+ * client: undefined).
  */
-function readClientsFor(urls: ServiceUrls, choice: 'http1' | 'fetch'): Partial<Record<ServiceName, Http1Client>> {
+function upstreamClientsFor(urls: ServiceUrls, choice: 'http1' | 'fetch'): Partial<Record<ServiceName, Http1Client>> {
   if (choice === 'fetch') return {};
   const clients: Partial<Record<ServiceName, Http1Client>> = {};
   for (const service of ['sales', 'catalog', 'webhooks'] as const) {
@@ -61,8 +63,13 @@ function readClientsFor(urls: ServiceUrls, choice: 'http1' | 'fetch'): Partial<R
   }
   registerCounter(
     'gateway_upstream_connections_opened_total',
-    "Connections the gateway's own HTTP/1.1 read client opened to services (kept alive and reused)",
+    "Connections the gateway's own HTTP/1.1 client opened to services (kept alive and reused)",
     () => Object.values(clients).reduce((total, client) => total + client.stats().opened, 0),
+  );
+  registerCounter(
+    'gateway_upstream_client_requests_total',
+    'Requests the gateway sent to services through its own HTTP/1.1 client (reads and keyed JSON writes; the rest go through fetch)',
+    () => Object.values(clients).reduce((total, client) => total + client.stats().requests, 0),
   );
   return clients;
 }
@@ -112,7 +119,7 @@ export function createApp(deps: GatewayDeps) {
     transport,
     cors,
     urls,
-    readClients: readClientsFor(urls, config.UPSTREAM_READ_CLIENT),
+    upstreamClients: upstreamClientsFor(urls, config.UPSTREAM_READ_CLIENT),
     internalToken: config.INTERNAL_TOKEN,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     claimMarginMs: config.IDEMPOTENCY_CLAIM_MARGIN_MS,

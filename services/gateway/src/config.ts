@@ -23,9 +23,10 @@ export const GatewayEnv = Type.Object({
   WEBHOOKS_URL: Type.String({ default: 'http://127.0.0.1:8084' }),
   UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15_000 }),
   /**
-   * How reads (GET, HEAD) reach sales, catalog and webhooks: `http1`, the gateway's own keep-alive
-   * HTTP/1.1 client (Bun; 20–30 µs of CPU less per read than fetch), or `fetch`. Documents, writes,
-   * https upstreams and Deno always use fetch.
+   * How reads (GET, HEAD) and keyed writes with a JSON body or none reach sales, catalog and
+   * webhooks: `http1`, the gateway's own keep-alive HTTP/1.1 client (Bun; 20–30 µs of CPU less per
+   * read than fetch), or `fetch`. Documents, writes without an Idempotency-Key, https upstreams and
+   * Deno always use fetch.
    */
   UPSTREAM_READ_CLIENT: Type.Union([Type.Literal('http1'), Type.Literal('fetch')], { default: 'http1' }),
   /** How long a resolved API key is trusted before it is looked up again (contract §5: at most 5 s). */

@@ -29,8 +29,8 @@ export interface PublicApiDeps {
   transport: TransportPolicy;
   cors: CorsPolicy;
   urls: ServiceUrls;
-  /** Per service, the client its reads go through when not fetch (UPSTREAM_READ_CLIENT). */
-  readClients: Partial<Record<ServiceName, Http1Client>>;
+  /** Per service, the client its reads and keyed JSON writes go through when not fetch (UPSTREAM_READ_CLIENT). */
+  upstreamClients: Partial<Record<ServiceName, Http1Client>>;
   internalToken: string;
   upstreamTimeoutMs: number;
   /** How long an idempotency claim outlives a dead owner beyond the upstream timeout. */
@@ -174,7 +174,8 @@ export function createPublicApi(deps: PublicApiDeps) {
         clientIp: ctx.clientIp,
         timeoutMs: deps.upstreamTimeoutMs,
         cancel,
-        readClient: deps.readClients[service],
+        client: deps.upstreamClients[service],
+        keyed: ctx.idempotencyKey !== undefined,
       });
     if (ctx.idempotencyKey === undefined) return send();
     return runIdempotent({

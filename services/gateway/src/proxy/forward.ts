@@ -1,5 +1,5 @@
 import { AppError, headers as h } from '@crm/http';
-import type { Http1Client } from '@crm/runtime';
+import type { Http1Client, Http1Request } from '@crm/runtime';
 import type { RequestBody } from './body.ts';
 
 /** Request headers never passed on: hop-by-hop, the client's key, and what the gateway itself sets. */
@@ -40,8 +40,17 @@ export interface ForwardInput {
    * its grant, when the grant refuses it). One object per call, no listener.
    */
   cancel?: Cancellable;
-  /** The upstream's own HTTP/1.1 client, used for a GET or HEAD when given (else fetch). */
-  readClient?: Http1Client;
+  /**
+   * The upstream's own HTTP/1.1 client, when given: a GET or HEAD, and a keyed write with a JSON
+   * body or none, go through it; everything else (uploads, writes without a key) through fetch.
+   */
+  client?: Http1Client;
+  /**
+   * The request carries an Idempotency-Key, which the service records with its answer (contract
+   * §21): sent twice, the second copy replays the first, so the client may send it once more on a
+   * fresh connection when a kept-alive one closed before any byte of the answer.
+   */
+  keyed?: boolean;
 }
 
 /** Filled in by `forward` with what aborts its call. */
@@ -113,6 +122,12 @@ function relay(upstream: Response, requestId: string): Response {
   return new Response(upstream.body, { status: upstream.status, statusText: upstream.statusText, headers });
 }
 
+/** Whether the own client takes a request: a read, or a keyed write with a JSON body or none. */
+function takenByClient(method: string, body: RequestBody, keyed: boolean): method is Http1Request['method'] {
+  if (method === 'GET' || method === 'HEAD') return true;
+  return keyed && body.kind !== 'multipart' && (method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE');
+}
+
 /**
  * Sends the request to the owning service with tenant, request id and internal credential,
  * streaming the body both ways. A refused connection is 503 service_unavailable; no answer
@@ -129,12 +144,12 @@ export async function forward(input: ForwardInput): Promise<Response> {
   });
   if (input.clientIp) out.push(['x-forwarded-for', input.clientIp]);
 
-  let body: BodyInit | null = null;
+  let fetchBody: BodyInit | null = null;
   if (input.body.kind === 'json') {
-    body = input.body.text;
+    fetchBody = input.body.text;
     out.push(['content-type', 'application/json']);
   } else if (input.body.kind === 'multipart') {
-    body = input.body.stream;
+    fetchBody = input.body.stream;
     const type = input.request.headers.get('content-type');
     if (type) out.push(['content-type', type]);
     const length = input.request.headers.get('content-length');
@@ -145,14 +160,22 @@ export async function forward(input: ForwardInput): Promise<Response> {
   if (input.cancel) input.cancel.controller = pending.controller;
   let upstream: Response;
   const method = input.request.method;
+  const body = input.body;
   try {
     upstream =
-      input.readClient && input.body.kind === 'none' && (method === 'GET' || method === 'HEAD')
-        ? await input.readClient.request({ method, path: input.pathAndQuery, headers: out, signal: pending.controller.signal })
+      input.client && takenByClient(method, body, input.keyed === true)
+        ? await input.client.request({
+            method,
+            path: input.pathAndQuery,
+            headers: out,
+            body: body.kind === 'json' ? body.text : undefined,
+            repeatable: input.keyed,
+            signal: pending.controller.signal,
+          })
         : await fetch(input.baseUrl + input.pathAndQuery, {
             method,
             headers: out,
-            body,
+            body: fetchBody,
             redirect: 'manual',
             signal: pending.controller.signal,
             // @ts-expect-error: streaming request bodies need half duplex (Node/Deno/Bun fetch)
