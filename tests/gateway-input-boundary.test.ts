@@ -1,6 +1,8 @@
 // Contract §19 on the gateway's own routes (GET /v1/audit-logs, the admin API), the bodies it
 // forwards, the audit recorder, and the bounds its tables enforce.
+
 import { beforeAll, describe, expect, test } from 'bun:test';
+import { connect as netConnect } from 'node:net';
 import { createDb, migrate } from '@crm/db';
 import type { Logger } from '@crm/http';
 import { type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
@@ -368,6 +370,74 @@ describe('bodies the gateway forwards: JSON everywhere, multipart only on the tw
     expect(infinite.status).toBe(422);
     expect(fields(infinite)).toMatchObject({ 'extra_fields.n': 'must be a finite number' });
     expect(await contactCount(name)).toBe(0);
+  });
+
+  test('a JSON body framed by Content-Length or chunked: both read and forwarded, both capped at 1 MB; a declared size over it is refused unread', async () => {
+    const { hostname, port } = new URL(stack.gatewayUrl);
+    /** One request written as given on its own connection (`connection: close`): the answer's status and text. */
+    const raw = (request: string) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const socket = netConnect(Number(port), hostname, () => socket.write(request));
+        let answer = '';
+        socket.on('data', (chunk) => {
+          answer += chunk.toString('utf8');
+        });
+        socket.on('end', () => resolve({ status: Number(answer.slice(9, 12)), text: answer }));
+        socket.on('error', reject);
+        socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer: ${answer.slice(0, 200)}`)));
+      });
+    const head = (lines: string[]) =>
+      [
+        'POST /v1/contacts HTTP/1.1',
+        `host: ${hostname}`,
+        `x-api-key: ${tenant.apiKey}`,
+        'content-type: application/json',
+        'connection: close',
+        ...lines,
+        '',
+        '',
+      ].join('\r\n');
+    /** A body fetch sends chunked (a stream of unknown length), `parts` one after another, then open forever when `endless`. */
+    const chunkedBody = (parts: string[], endless = false) =>
+      new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const part = parts.shift();
+          if (part !== undefined) controller.enqueue(new TextEncoder().encode(part));
+          else if (endless) await new Promise(() => {});
+          else controller.close();
+        },
+      });
+    const postChunked = (body: ReadableStream<Uint8Array>, headers: Record<string, string> = {}) =>
+      send(stack.gatewayUrl, 'POST', '/v1/contacts', {
+        raw: body,
+        headers: { 'x-api-key': tenant.apiKey, 'content-type': 'application/json', ...headers },
+      });
+
+    const byLength = `{"name":"Framed by length ${crypto.randomUUID()}","type":"client"}`;
+    const lengthAnswer = await raw(
+      head([`content-length: ${Buffer.byteLength(byLength)}`, `idempotency-key: len-${crypto.randomUUID()}`]) + byLength,
+    );
+    expect(lengthAnswer.status).toBe(201);
+    const byChunks = `Framed by chunks ${crypto.randomUUID()}`;
+    const chunkAnswer = await postChunked(chunkedBody([`{"name":"${byChunks}",`, '"type":"client"}']), {
+      'idempotency-key': `chunk-${crypto.randomUUID()}`,
+    });
+    expect(chunkAnswer.status).toBe(201);
+    expect(await contactCount(JSON.parse(byLength).name)).toBe(1);
+    expect(await contactCount(byChunks)).toBe(1);
+
+    const tooLarge = `Too large ${crypto.randomUUID()}`;
+    // No size declared: counted while read, refused past 1 MB without waiting for the end of the body.
+    const endless = await postChunked(
+      chunkedBody([`{"name":"${tooLarge}","type":"client","comments":"`, 'x'.repeat(1024 * 1024 + 1)], true),
+    );
+    expect(endless.status).toBe(413);
+    expect(endless.body.error.type).toBe('payload_too_large');
+    // A declared size over 1 MB is refused before a byte of the body is read (none is sent).
+    const declared = await raw(head(['content-length: 1048577']));
+    expect(declared.status).toBe(413);
+    expect(declared.text).toContain('payload_too_large');
+    expect(await contactCount(tooLarge)).toBe(0);
   });
 });
 
