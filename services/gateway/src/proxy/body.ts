@@ -5,6 +5,10 @@ export const MAX_JSON_BYTES = 1024 * 1024;
 export const MAX_UPLOAD_FILE_BYTES = 20 * 1024 * 1024;
 export const MAX_MULTIPART_BYTES = MAX_UPLOAD_FILE_BYTES + 64 * 1024;
 
+function tooLargeJson(): AppError {
+  return new AppError('payload_too_large', `JSON body must be at most ${MAX_JSON_BYTES} bytes`);
+}
+
 function tooLargeUpload(): AppError {
   return new AppError('payload_too_large', `Uploads must be at most ${MAX_UPLOAD_FILE_BYTES} bytes (20 MB)`);
 }
@@ -29,8 +33,8 @@ export type RequestBody =
   | { kind: 'json'; text: string; value: unknown }
   | { kind: 'multipart'; stream: ReadableStream<Uint8Array>; contentType: string; exceeded: () => boolean };
 
-/** Reads at most `limit` bytes of a stream, failing with 413 past it. */
-async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+/** Reads at most MAX_JSON_BYTES of a stream, failing with 413 past it. */
+async function readLimited(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -38,9 +42,9 @@ async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): P
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > limit) {
+    if (size > MAX_JSON_BYTES) {
       await reader.cancel();
-      throw new AppError('payload_too_large', `JSON body must be at most ${limit} bytes`);
+      throw tooLargeJson();
     }
     chunks.push(value);
   }
@@ -129,7 +133,7 @@ export async function readRequestBody(request: Request): Promise<RequestBody> {
     isJsonMediaType(contentType) &&
     !isUploadRoute(method, request.url)
   ) {
-    if (Number(declared) > MAX_JSON_BYTES) throw new AppError('payload_too_large', `JSON body must be at most ${MAX_JSON_BYTES} bytes`);
+    if (Number(declared) > MAX_JSON_BYTES) throw tooLargeJson();
     return parseJson(new Uint8Array(await request.arrayBuffer()));
   }
   if (!request.body) return { kind: 'none' };
@@ -146,7 +150,6 @@ export async function readRequestBody(request: Request): Promise<RequestBody> {
     if (contentType === '' && !(await hasBytes(request.body))) return { kind: 'none' };
     throw new AppError('bad_request', 'Content-Type must be application/json (multipart/form-data only for uploads)');
   }
-  if (declared && Number(declared) > MAX_JSON_BYTES)
-    throw new AppError('payload_too_large', `JSON body must be at most ${MAX_JSON_BYTES} bytes`);
-  return parseJson(await readLimited(request.body, MAX_JSON_BYTES));
+  if (declared && Number(declared) > MAX_JSON_BYTES) throw tooLargeJson();
+  return parseJson(await readLimited(request.body));
 }
