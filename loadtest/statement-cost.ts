@@ -26,7 +26,7 @@
 // - product read: catalog's `GET /v1/products/{reference}`, the product's row, then its rates and
 //   its category, three unnamed statements (as the query builder sent them), against the one named
 //   statement that reads all three (`PRODUCT_BY_REFERENCE`).
-import { createDb, QUEUE_SCAN_SETTING } from '@crm/db';
+import { createDb, QUEUE_SCAN_SETTINGS, setLocal } from '@crm/db';
 import { MARK_PUBLISHED, pendingRowsQuery, WRITE_EVENTS } from '@crm/events';
 import { LOCK_KEY, RECORD_TTL_HOURS, RECORDED_ANSWER } from '@crm/idempotency';
 import { startStack } from '@crm/testing';
@@ -102,7 +102,7 @@ try {
       {
         label: 'claim',
         schema: 'webhooks',
-        queries: (form) => [{ text: `begin; set local ${QUEUE_SCAN_SETTING}; ${form === 'now' ? 'execute cost_claim' : claim}; commit` }],
+        queries: (form) => [{ text: `begin; ${setLocal(QUEUE_SCAN_SETTINGS)}; ${form === 'now' ? 'execute cost_claim' : claim}; commit` }],
         prepare: `prepare cost_claim as ${claim}`,
         ownTransactions: true,
       },
@@ -169,7 +169,7 @@ try {
         schema: 'sales',
         queries: (form) => {
           const seq = 1e12 + n++;
-          const settings = `begin; set local synchronous_commit = off; set local ${QUEUE_SCAN_SETTING}`;
+          const settings = `begin; set local synchronous_commit = off; ${setLocal(QUEUE_SCAN_SETTINGS)}`;
           if (form === 'now')
             return [
               { text: `${settings}; set local plan_cache_mode = force_generic_plan; execute cost_pending` },

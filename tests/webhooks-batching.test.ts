@@ -2,7 +2,7 @@
 // service's migrations: a batch of events stored with their delivery tasks in one statement, and a
 // batch of attempts logged in one statement, give the same rows as one by one.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createDb, migrate, QUEUE_SCAN_SETTING, queryWithSettings, sqlPreparedName } from '@crm/db';
+import { createDb, migrate, QUEUE_SCAN_SETTINGS, queryWithSettings, sqlPreparedName } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { WebhooksDatabase } from '../services/webhooks/src/db/database.ts';
 import { migrations } from '../services/webhooks/src/db/migrations/index.ts';
@@ -164,7 +164,7 @@ test('the delivery claim does not grow with the finished tasks VACUUM has not re
   const pagesRead = async () => {
     const [row] = await queryWithSettings<{ 'QUERY PLAN': { Plan: Record<string, number> }[] }>(
       db,
-      [QUEUE_SCAN_SETTING],
+      QUEUE_SCAN_SETTINGS,
       `explain (analyze, buffers, format json) ${claimStatement(16, 60_000)}`,
     );
     const plan = row?.['QUERY PLAN'][0]?.Plan ?? {};
@@ -192,12 +192,52 @@ test('the delivery claim does not grow with the finished tasks VACUUM has not re
     // The kept plan, made under the claim's settings, walks the index like a fresh one.
     const [row] = await queryWithSettings<{ 'QUERY PLAN': { Plan: Record<string, number> }[] }>(
       single,
-      [QUEUE_SCAN_SETTING],
+      QUEUE_SCAN_SETTINGS,
       `explain (analyze, buffers, format json) execute ${name}`,
     );
     const plan = row?.['QUERY PLAN'][0]?.Plan ?? {};
     expect((plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0)).toBeLessThan(30);
   } finally {
+    await single.destroy();
+  }
+});
+
+test("the delivery claim's plan, made while the tables were empty, still walks the index once 5,000 tasks are finished", async () => {
+  // A new database: the worker's connection makes the claim's plan at its first claim, over empty
+  // tables, and keeps it (nothing analyzes or vacuums them here, so no statistics replace it).
+  const fresh = `${schema}_fresh`;
+  const single = createDb<WebhooksDatabase>({ url, schema: fresh, max: 1 }).db;
+  try {
+    await migrate(single, fresh, migrations);
+    expect(await claimDueTasks(single, 16, 60_000)).toEqual([]);
+    const hook = (
+      await sql<{ id: string }>`insert into endpoints (tenant_id, url, events, enabled, secret)
+        values ('tf', 'https://example.com/hook', '{*}', true, 'whsec_x') returning id`.execute(single)
+    ).rows[0]?.id as string;
+    await sql`insert into events (id, tenant_id, type, data, occurred_at)
+      select 'evt_f' || g, 'tf', 'contact.created', jsonb_build_object('id', g, 'pad', repeat('x', 200)), now() from generate_series(1, 5000) g`.execute(
+      single,
+    );
+    await sql`insert into delivery_tasks (tenant_id, event_id, endpoint_id, status)
+      select 'tf', 'evt_f' || g, ${hook}::bigint, 'delivered' from generate_series(1, 5000) g`.execute(single);
+    // One task due among them.
+    await sql`insert into events (id, tenant_id, type, data, occurred_at) values ('evt_f_due', 'tf', 'contact.created', '{}', now())`.execute(
+      single,
+    );
+    await sql`insert into delivery_tasks (tenant_id, event_id, endpoint_id) values ('tf', 'evt_f_due', ${hook}::bigint)`.execute(single);
+    // The kept plan, run on that connection under the claim's settings: it claims the due task.
+    const name = sqlPreparedName(claimStatement(16, 60_000));
+    const [row] = await queryWithSettings<{ 'QUERY PLAN': { Plan: Record<string, number> }[] }>(
+      single,
+      QUEUE_SCAN_SETTINGS,
+      `explain (analyze, buffers, format json) execute ${name}`,
+    );
+    const plan = row?.['QUERY PLAN'][0]?.Plan ?? {};
+    expect(plan['Actual Rows']).toBe(1);
+    // Sequential scans of the 5,000 tasks and events read hundreds of pages; the due index, a few.
+    expect((plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0)).toBeLessThan(40);
+  } finally {
+    await sql`drop schema ${sql.id(fresh)} cascade`.execute(single);
     await single.destroy();
   }
 });

@@ -99,16 +99,30 @@ export function tenantRowsByIds(table: string, columns: string, alias: string, i
 }
 
 /**
- * The planner setting of a queue's scan: the pending rows of a partial index (`outbox_pending`
- * of the outbox relays, `delivery_tasks_due` of webhook delivery), walked in order one entry at a
- * time, never through a bitmap. Every row that leaves the queue leaves a dead entry in that index
- * until VACUUM removes it. A bitmap scan, which the planner chose from its estimates, reads the
- * heap page of each such entry on every scan (10,800 published events: 654 pages and 3.3 ms per
- * relay batch; 8,000 delivered tasks: 124 pages per claim, growing with every row, measured on a
- * PostgreSQL without autovacuum). A plain index scan marks them dead as it passes
- * (kill_prior_tuple), and the next scans skip them: 31 pages and 0.04 ms for the same outbox.
+ * The planner settings of a queue's statements: the pending rows of a partial index
+ * (`outbox_pending` of the outbox relays, `delivery_tasks_due` of webhook delivery), walked in
+ * order one entry at a time, and the rows a batch takes, found by their keys.
+ *
+ * - Never through a bitmap. Every row that leaves the queue leaves a dead entry in that index
+ *   until VACUUM removes it. A bitmap scan, which the planner chose from its estimates, reads the
+ *   heap page of each such entry on every scan (10,800 published events: 654 pages and 3.3 ms per
+ *   relay batch; 8,000 delivered tasks: 124 pages per claim, growing with every row, measured on a
+ *   PostgreSQL without autovacuum). A plain index scan marks them dead as it passes
+ *   (kill_prior_tuple), and the next scans skip them: 31 pages and 0.04 ms for the same outbox.
+ * - Never a sequential scan. These statements are planned once per connection, when it first runs
+ *   them, and the plan is kept until VACUUM or ANALYZE updates the table's statistics. Planned
+ *   while the table was empty or nearly so (a new database, a service's first batch), a
+ *   sequential scan looks cheapest, and the kept plan then reads every row the table holds on
+ *   every batch, published ones included: the relay's marking (`seq = any($1)`) read 833 pages
+ *   over 20,000 rows instead of a few through the primary key, and under the bench's writes on a
+ *   PostgreSQL without autovacuum cost 0.3 → 1.6 ms per batch as the outbox grew, against 0.04 ms.
  */
-export const QUEUE_SCAN_SETTING = 'enable_bitmapscan = off';
+export const QUEUE_SCAN_SETTINGS: readonly string[] = ['enable_bitmapscan = off', 'enable_seqscan = off'];
+
+/** `set local <setting>` for each setting, as statements of one simple-protocol query (`a; b`). */
+export function setLocal(settings: readonly string[]): string {
+  return settings.map((setting) => `set local ${setting}`).join('; ');
+}
 
 /** Statement texts run by `queryWithSettings(…, { prepared: true })`: text → the name it is PREPAREd under. */
 const sqlPreparedNames = new Map<string, string>();
@@ -148,7 +162,7 @@ export async function preparedOn(client: pg.ClientBase, statement: string, param
  * Runs one statement in a transaction of its own under planner settings (`set local …`), in ONE
  * round trip: `begin; <settings>; <statement>; commit` as a simple-protocol query, so the
  * statement takes no parameters (its values are literals the caller has checked). For a queue's
- * claim whose plan must not depend on the planner's estimates (`QUEUE_SCAN_SETTING`).
+ * claim whose plan must not depend on the planner's estimates (`QUEUE_SCAN_SETTINGS`).
  *
  * `prepared`: the connection PREPAREs the statement once (`preparedOn`) and then sends
  * `execute <name>` in its place, so PostgreSQL plans it once per connection instead of on every
@@ -169,7 +183,7 @@ export async function queryWithSettings<R>(
   try {
     const text = options.prepared ? `execute ${await preparedOn(client, statement)}` : statement;
     const results = (await client.query(
-      ['begin', ...settings.map((setting) => `set local ${setting}`), text, 'commit'].join('; '),
+      ['begin', setLocal(settings), text, 'commit'].filter(Boolean).join('; '),
     )) as unknown as pg.QueryResult[];
     return (results[settings.length + 1]?.rows ?? []) as R[];
   } catch (error) {

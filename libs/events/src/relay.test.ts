@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createDb, poolConfig, QUEUE_SCAN_SETTING } from '@crm/db';
+import { createDb, poolConfig, QUEUE_SCAN_SETTINGS, setLocal, sqlPreparedName } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import { connect, type NatsConnection } from 'nats';
 import type { Logger } from './logger.ts';
 import { ensureStream } from './nats.ts';
 import { outboxMigration, writeEvents } from './outbox.ts';
-import { pendingRowsQuery, startOutboxRelay } from './relay.ts';
+import { BATCH_BEGIN, MARK_PUBLISHED, pendingRowsQuery, startOutboxRelay } from './relay.ts';
 
 // Real PostgreSQL (a scratch schema of its own) and NATS (a stream of its own).
 const id = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
@@ -130,7 +130,7 @@ test("the relay's scan for pending rows does not grow with the published rows VA
   const pagesRead = async () => {
     const client = await pool.connect();
     try {
-      await client.query(`set search_path to "${schema}"; begin; set local ${QUEUE_SCAN_SETTING}`);
+      await client.query(`set search_path to "${schema}"; begin; ${setLocal(QUEUE_SCAN_SETTINGS)}`);
       const { rows } = await client.query(`explain (analyze, buffers, format json) ${pendingRowsQuery(200)}`);
       const plan = rows[0]['QUERY PLAN'][0].Plan as { 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
       return plan['Shared Hit Blocks'] + plan['Shared Read Blocks'];
@@ -184,6 +184,71 @@ test("a batch's two statements are planned once per connection, not on every bat
     ]);
     expect(plans.every((p) => p.generic >= 8)).toBe(true);
   } finally {
+    await single.db.destroy();
+  }
+});
+
+test("a batch's plans, made while the outbox was nearly empty, still walk indexes once it holds 20,000 published rows", async () => {
+  // A new outbox (a new database): the relay makes its plans at its first batch, over one row,
+  // and its connection keeps them (nothing analyzes or vacuums the table here, and no statistics
+  // change would replace them). A sequential scan would read every row ever written on every batch.
+  const fresh = `${schema}_fresh`;
+  const single = createDb<any>({ url, schema: fresh, max: 1 });
+  await sql`create schema ${sql.id(fresh)}`.execute(single.db);
+  await outboxMigration.up(single.db);
+  const relay = startOutboxRelay({
+    pool: single.pool,
+    listenConfig: poolConfig({ url: Object.assign(new URL(url), { port: '1' }).toString(), schema: fresh }),
+    schema: fresh,
+    nc,
+    stream,
+    subjectPrefix: prefix,
+    logger: quiet,
+    pollMs: 20,
+  });
+  try {
+    const [eventId] = await single.db
+      .transaction()
+      .execute((trx) => writeEvents(trx, [{ tenantId: 't', type: 'contact.deleted', data: { id: 1 } }]));
+    const published = async () =>
+      (await sql`select 1 from outbox where id = ${eventId} and published_at is not null`.execute(single.db)).rows.length === 1;
+    for (let w = 0; w < 100 && !(await published()); w++) await new Promise((r) => setTimeout(r, 20));
+    expect(await published()).toBe(true);
+    await relay.stop();
+    await sql`insert into outbox (id, tenant_id, type, payload, published_at)
+      select 'evt_old_' || g, 't', 'contact.deleted', jsonb_build_object('id', g, 'pad', repeat('x', 200)), now()
+      from generate_series(1, 20000) g`.execute(single.db);
+    const waiting = await single.db.transaction().execute((trx) =>
+      writeEvents(trx, [
+        { tenantId: 't', type: 'contact.deleted', data: { id: 2 } },
+        { tenantId: 't', type: 'contact.deleted', data: { id: 3 } },
+      ]),
+    );
+    const seqs = (await sql<{ seq: string }>`select seq from outbox where id in (${sql.join(waiting)})`.execute(single.db)).rows.map(
+      (r) => r.seq,
+    );
+    // The relay's own connection and prepared statements, under a batch's own settings.
+    const client = await single.pool.connect();
+    try {
+      const pagesOf = async (statement: string) => {
+        const results = (await client.query(`${BATCH_BEGIN}; explain (analyze, buffers, format json) ${statement}`)) as unknown as {
+          rows: { 'QUERY PLAN': { Plan: Record<string, number> }[] }[];
+        }[];
+        await client.query('rollback');
+        const plan = results.at(-1)?.rows[0]?.['QUERY PLAN'][0]?.Plan ?? {};
+        return { rows: plan['Actual Rows'], pages: (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0) };
+      };
+      const pending = await pagesOf(`execute ${sqlPreparedName(pendingRowsQuery(200))}`);
+      expect(pending.rows).toBe(2);
+      expect(pending.pages).toBeLessThan(30);
+      // A sequential scan of the 20,000 rows reads hundreds of pages; the primary key, a few per seq.
+      const marking = await pagesOf(`execute ${sqlPreparedName(MARK_PUBLISHED)}('{${seqs.join(',')}}')`);
+      expect(marking.pages).toBeLessThan(30);
+    } finally {
+      client.release();
+    }
+  } finally {
+    await sql`drop schema ${sql.id(fresh)} cascade`.execute(single.db);
     await single.db.destroy();
   }
 });

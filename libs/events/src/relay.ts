@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '@crm/contracts';
-import { preparedOn, QUEUE_SCAN_SETTING } from '@crm/db';
+import { preparedOn, QUEUE_SCAN_SETTINGS, setLocal } from '@crm/db';
 import { JSONCodec, type NatsConnection } from 'nats';
 import pg from 'pg';
 import type { Logger } from './logger.ts';
@@ -33,7 +33,7 @@ interface OutboxRow {
 }
 
 /**
- * The pending rows of one batch, oldest first, walked as `QUEUE_SCAN_SETTING` says. `limit` is
+ * The pending rows of one batch, oldest first, walked as `QUEUE_SCAN_SETTINGS` say. `limit` is
  * an integer literal: the statement takes no parameters, so the plan made at its first EXECUTE
  * on a connection (under that setting) is the one it keeps.
  */
@@ -43,6 +43,15 @@ export function pendingRowsQuery(limit: number): string {
 
 /** Marks a batch's rows published; $1: their seqs. */
 export const MARK_PUBLISHED = 'update outbox set published_at = now() where seq = any($1)';
+
+/**
+ * A batch's transaction and the settings its statements run (and are planned) under: its commit
+ * does not wait for the WAL flush (were it lost in a crash, the rows would be published again,
+ * which the stream's duplicate window absorbs), the queue's scan settings (`QUEUE_SCAN_SETTINGS`),
+ * and the marking under its generic plan (one index lookup per seq) whatever the batch's size.
+ */
+const BATCH_SETTINGS = ['synchronous_commit = off', ...QUEUE_SCAN_SETTINGS, 'plan_cache_mode = force_generic_plan'];
+export const BATCH_BEGIN = `begin; ${setLocal(BATCH_SETTINGS)}`;
 
 /** The longest wait between two attempts while NATS or PostgreSQL fails (the back-off doubles up to it). */
 export const RELAY_MAX_BACKOFF_MS = 1000;
@@ -103,17 +112,12 @@ export function startOutboxRelay(options: RelayOptions) {
     const client = own ?? (await pool.connect());
     try {
       // Both statements are PREPAREd once per connection and executed by name, so PostgreSQL plans
-      // them once instead of on every batch; the marking under its generic plan (one index lookup
-      // per seq), whatever the batch's size.
+      // them once (under BATCH_SETTINGS) instead of on every batch.
       const pending = await preparedOn(client, pendingRowsQuery(limit));
       const mark = await preparedOn(client, MARK_PUBLISHED, ['bigint[]']);
-      // One round trip: a simple-protocol query may hold several statements. The marking's commit
-      // does not wait for the WAL flush: were it lost in a crash, the rows would be published
-      // again, which the stream's duplicate window absorbs.
-      const results = (await client.query(
-        `begin; set local synchronous_commit = off; set local ${QUEUE_SCAN_SETTING}; set local plan_cache_mode = force_generic_plan; execute ${pending}`,
-      )) as unknown as pg.QueryResult<OutboxRow>[];
-      const rows = results[4]?.rows ?? [];
+      // One round trip: a simple-protocol query may hold several statements.
+      const results = (await client.query(`${BATCH_BEGIN}; execute ${pending}`)) as unknown as pg.QueryResult<OutboxRow>[];
+      const rows = results[BATCH_SETTINGS.length + 1]?.rows ?? [];
       if (rows.length > 0) {
         const js = nc.jetstream();
         await Promise.all(

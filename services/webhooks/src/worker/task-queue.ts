@@ -1,4 +1,4 @@
-import { preparedStatement, QUEUE_SCAN_SETTING, queryWithSettings } from '@crm/db';
+import { preparedStatement, QUEUE_SCAN_SETTINGS, queryWithSettings } from '@crm/db';
 import type { Kysely } from 'kysely';
 import type { DeliveryStatus, WebhooksDatabase } from '../db/database.ts';
 import { storableText } from '../db/storable.ts';
@@ -29,9 +29,10 @@ export interface ClaimedTask {
  * becomes due again when the lease runs out.
  */
 export async function claimDueTasks(db: Db, limit: number, leaseMs: number): Promise<ClaimedTask[]> {
-  // `delivery_tasks_due` is walked in order, never through a bitmap (QUEUE_SCAN_SETTING); each
-  // connection plans the claim once per limit (planning was 0.6 of its 0.7 ms of PostgreSQL CPU).
-  return queryWithSettings<ClaimedTask>(db, [QUEUE_SCAN_SETTING], claimStatement(limit, leaseMs), { prepared: true });
+  // `delivery_tasks_due` is walked in order, never through a bitmap nor a sequential scan
+  // (QUEUE_SCAN_SETTINGS); each connection plans the claim once per limit (planning was 0.6 of
+  // its 0.7 ms of PostgreSQL CPU).
+  return queryWithSettings<ClaimedTask>(db, QUEUE_SCAN_SETTINGS, claimStatement(limit, leaseMs), { prepared: true });
 }
 
 /** The claim as one statement; its values are literals (it goes in one round trip with its setting), checked here. */
