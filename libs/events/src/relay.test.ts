@@ -47,6 +47,22 @@ const startNotifiedRelay = (options: { batchSize?: number } = {}) =>
     ...options,
   });
 
+/**
+ * A relay whose LISTEN connection cannot open: every batch runs on `pool` (one connection in the
+ * tests), whose prepared statements a test can then read. A short poll starts the batches.
+ */
+const startPoolRelay = (relayPool: typeof pool, relaySchema: string) =>
+  startOutboxRelay({
+    pool: relayPool,
+    listenConfig: poolConfig({ url: Object.assign(new URL(url), { port: '1' }).toString(), schema: relaySchema }),
+    schema: relaySchema,
+    nc,
+    stream,
+    subjectPrefix: prefix,
+    logger: quiet,
+    pollMs: 20,
+  });
+
 test('every committed event is published by NOTIFY alone, also those committed while a batch is being published (no poll needed)', async () => {
   // A poll interval far beyond the test's time: an event whose NOTIFY were missed would stay pending.
   const relay = startNotifiedRelay({ batchSize: 5 });
@@ -146,19 +162,8 @@ test("the relay's scan for pending rows does not grow with the published rows VA
 });
 
 test("a batch's two statements are planned once per connection, not on every batch", async () => {
-  // A LISTEN connection that cannot open: every batch runs on the relay's pool, one connection
-  // here, whose prepared statements the test can then read. A short poll starts the batches.
   const single = createDb<any>({ url, schema, max: 1 });
-  const relay = startOutboxRelay({
-    pool: single.pool,
-    listenConfig: poolConfig({ url: Object.assign(new URL(url), { port: '1' }).toString(), schema }),
-    schema,
-    nc,
-    stream,
-    subjectPrefix: prefix,
-    logger: quiet,
-    pollMs: 20,
-  });
+  const relay = startPoolRelay(single.pool, schema);
   try {
     // Eight batches of one event each: the next event is written once the last one is published.
     for (let i = 0; i < 8; i++) {
@@ -196,16 +201,7 @@ test("a batch's plans, made while the outbox was nearly empty, still walk indexe
   const single = createDb<any>({ url, schema: fresh, max: 1 });
   await sql`create schema ${sql.id(fresh)}`.execute(single.db);
   await outboxMigration.up(single.db);
-  const relay = startOutboxRelay({
-    pool: single.pool,
-    listenConfig: poolConfig({ url: Object.assign(new URL(url), { port: '1' }).toString(), schema: fresh }),
-    schema: fresh,
-    nc,
-    stream,
-    subjectPrefix: prefix,
-    logger: quiet,
-    pollMs: 20,
-  });
+  const relay = startPoolRelay(single.pool, fresh);
   try {
     const [eventId] = await single.db
       .transaction()

@@ -46,6 +46,16 @@ afterEach(() => {
   for (const s of servers.splice(0)) s.stop();
 });
 
+/** A raw server that answers the first request of each connection ('first') and closes it at the second (an idle timeout firing just then). */
+function closingSecondRequests() {
+  const server = rawServer((_head, socket, n) => {
+    if (n === 1) socket.write(ok('first'));
+    else socket.end();
+  });
+  servers.push(server);
+  return server;
+}
+
 describe('http1Client', () => {
   const app = Bun.serve({
     hostname: '127.0.0.1',
@@ -171,12 +181,7 @@ describe('http1Client', () => {
   });
 
   test('a kept-alive connection the server closes under a request: sent once more on a new one', async () => {
-    // The second request of every connection is answered by closing it (an idle timeout firing just then).
-    const server = rawServer((_head, socket, n) => {
-      if (n === 1) socket.write(ok('first'));
-      else socket.end();
-    });
-    servers.push(server);
+    const server = closingSecondRequests();
     const client = http1Client(server.url)!;
     expect(await (await client.request({ method: 'GET', path: '/', headers: [] })).text()).toBe('first');
     expect(await (await client.request({ method: 'GET', path: '/', headers: [] })).text()).toBe('first');
@@ -211,12 +216,7 @@ describe('http1Client', () => {
   });
 
   test('a write on a kept-alive connection the server closes under it is sent once more only when repeatable', async () => {
-    // The second request of every connection is answered by closing it (an idle timeout firing just then).
-    const server = rawServer((_head, socket, n) => {
-      if (n === 1) socket.write(ok('first'));
-      else socket.end();
-    });
-    servers.push(server);
+    const server = closingSecondRequests();
     const client = http1Client(server.url)!;
     const write = { method: 'POST', path: '/', headers: [] as [string, string][], body: '{}' } as const;
     expect(await (await client.request(write)).text()).toBe('first');
