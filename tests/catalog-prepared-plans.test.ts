@@ -189,3 +189,35 @@ test("a list page's products, rates and categories by ids: the IN-list rows, in 
     expect((await genericPlanOf(scope, statement, types, args)).pages).toBeLessThan(20);
   }
 });
+
+test("a category's subtree and products' rates keep to their indexes under plans made while the tables were empty", async () => {
+  // A new database: the generic plans are made over empty tables and kept while the tables grow
+  // (nothing analyzes them here).
+  const empty = await openPlanScope('catalog_plans_empty', migrations);
+  try {
+    await sql`insert into vat_rates (id, tenant_id, percentage) values (1, 'mine', 21)`.execute(empty.db);
+    await sql`insert into product_categories (id, tenant_id, name, reference) values (1, 'mine', 'Root', 'root')`.execute(empty.db);
+    // 20,000 categories (19 of them under the root), 20,000 products in the root's subtree, 30,000 rates.
+    const grow = async () => {
+      await sql`insert into product_categories (id, tenant_id, name, reference, parent_id)
+        select g, 'mine', 'Category ' || g, 'c' || g, case when g <= 20 then 1 end from generate_series(2, 20000) g`.execute(empty.db);
+      await sql`insert into products (id, tenant_id, reference, name, vat_id, product_category_id)
+        select g, 'mine', 'P' || g, 'Product ' || g, 1, 1 + g % 20 from generate_series(1, 20000) g`.execute(empty.db);
+      await sql`insert into product_rates (tenant_id, product_id, position, sku, cost, price, is_primary)
+        select 'mine', 1 + g / 3, g % 3, 'S' || g, 1, 2, g % 3 = 0 from generate_series(0, 29999) g`.execute(empty.db);
+    };
+    const subtree = await genericPlanOf(empty, CATEGORY_SUBTREES.sql, 'text, int[]', "'mine', '{1}'", grow);
+    expect(subtree.rows).toBe(20);
+    // Joins planned over the empty tables scanned every category and product: 1,212 pages.
+    expect(subtree.pages).toBeLessThan(200);
+    await sql`truncate product_rates`.execute(empty.db);
+    const rates = await genericPlanOf(empty, RATES_BY_PRODUCTS.sql, 'integer[]', "'{7,9}'", () =>
+      sql`insert into product_rates (tenant_id, product_id, position, sku, cost, price, is_primary)
+        select 'mine', 1 + g / 3, g % 3, 'S' || g, 1, 2, g % 3 = 0 from generate_series(0, 29999) g`.execute(empty.db),
+    );
+    expect(rates.rows).toBe(6);
+    expect(rates.pages).toBeLessThan(20);
+  } finally {
+    await closePlanScope(empty);
+  }
+});
