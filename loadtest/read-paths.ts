@@ -2,10 +2,12 @@
 // gateway's headers, no gateway): `GET` of one contact, opportunity, order, product, product
 // category and document, and the first 25-item page of each list. On a stack of its own, one
 // tenant holds READ_PATHS_ITEMS (30) of each (orders of two lines, products of two rates, small
-// text documents, a category with five children). For each path: wrk with 16 connections, 1 s of
+// text documents, a category with five children) and READ_PATHS_CATEGORY_ROOTS (25) more root
+// categories of two children each (the categories page: 25 trees; more roots make the tenant's
+// category table larger for the category read). For each path: wrk with 16 connections, 1 s of
 // warm-up then READ_PATHS_SECONDS (4), printing requests/s, p50, and the CPU ms per request of the
 // service's process and of its PostgreSQL backends (application_name `crm-<service>`, /proc).
-// Figures: loadtest/README.md ("Issue 18, twelfth session").
+// Figures: loadtest/README.md ("Issue 18, twelfth session" and "thirteenth session").
 import { startStack } from '@crm/testing';
 import { uploadToContact } from '../tests/documents-fixtures.ts';
 import { createOrder, orderWorld } from '../tests/orders-fixtures.ts';
@@ -14,6 +16,7 @@ import { runWrk, wrkBinary } from './lib/wrk.ts';
 
 const ITEMS = Number(process.env.READ_PATHS_ITEMS ?? 30);
 const SECONDS = Number(process.env.READ_PATHS_SECONDS ?? 4);
+const CATEGORY_ROOTS = Number(process.env.READ_PATHS_CATEGORY_ROOTS ?? 25);
 const log = (m: string) => console.log(`[read-paths] ${m}`);
 
 wrkBinary(log);
@@ -27,6 +30,12 @@ try {
   };
   const tools = (await tenant.request('GET', '/v1/product-categories')).body.data[0].id as number;
   for (let i = 0; i < 5; i++) await created('/v1/product-categories', { name: `Sub ${i}`, reference: `sub-${i}`, parent_id: tools });
+  // Root categories of two children each: the categories page shows 25 of these trees.
+  for (let i = 0; i < CATEGORY_ROOTS; i++) {
+    const root = (await created('/v1/product-categories', { name: `Root ${i}`, reference: `root-${i}` })).id as number;
+    for (let j = 0; j < 2; j++)
+      await created('/v1/product-categories', { name: `Leaf ${i}.${j}`, reference: `leaf-${i}-${j}`, parent_id: root });
+  }
   await created('/v1/products/batch', {
     data: Array.from({ length: ITEMS }, (_, i) => ({
       reference: `RP-${i}`,
@@ -66,6 +75,7 @@ try {
     ['opportunities page', 'sales', '/v1/opportunities?per_page=25'],
     ['orders page', 'sales', '/v1/orders?per_page=25'],
     ['products page', 'catalog', '/v1/products?per_page=25'],
+    ['categories page', 'catalog', '/v1/product-categories?per_page=25'],
     ['documents page', 'documents', '/v1/documents?per_page=25'],
   ];
   const backendTicks = async (service: string) => {
