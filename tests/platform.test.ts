@@ -240,6 +240,40 @@ describe('faults on a private stack with its own NATS', () => {
     }
   }, 30_000);
 
+  test('a keyed write to a stalled service → 504 upstream_timeout; its retry with the key gets the one resource', async () => {
+    // Keyed writes go through the gateway's own HTTP/1.1 client: its deadline ends the exchange,
+    // the gateway releases the key, and the service's own record answers the retry (contract §21).
+    const replica = await stack.startGatewayReplica({ UPSTREAM_TIMEOUT_MS: '800' });
+    const tenant = await stack.createTenant();
+    const name = `Stalled ${crypto.randomUUID()}`;
+    const write = () =>
+      send(replica.url, 'POST', '/v1/contacts', {
+        headers: { 'x-api-key': tenant.apiKey, 'idempotency-key': `stalled-${name}` },
+        body: { name, type: 'client' },
+      });
+    stack.processes.sales.child.kill('SIGSTOP');
+    let stalled: Awaited<ReturnType<typeof write>>;
+    try {
+      stalled = await write();
+    } finally {
+      stack.processes.sales.child.kill('SIGCONT');
+    }
+    try {
+      expect(stalled.status).toBe(504);
+      expect(stalled.body.error.type).toBe('upstream_timeout');
+      // The stalled request may still be carried out once sales runs again; the retry answers that one.
+      const retried = await write();
+      expect(retried.status).toBe(201);
+      const again = await write();
+      expect(again.status).toBe(201);
+      expect(again.body.data.id).toBe(retried.body.data.id);
+      const found = await tenant.request('GET', `/v1/contacts?q=${encodeURIComponent(name)}`);
+      expect(found.body.data.map((c: { id: number }) => c.id)).toEqual([retried.body.data.id]);
+    } finally {
+      await replica.stop();
+    }
+  }, 30_000);
+
   test('SIGTERM: a service finishes, flushes and exits 0', async () => {
     expect(await stack.stopProcess('webhooks')).toBe(0);
     await stack.restartProcess('webhooks');
