@@ -123,21 +123,16 @@ export async function readRequestBody(request: Request): Promise<RequestBody> {
   const declared = request.headers.get('content-length');
   if (declared === '0') return { kind: 'none' };
   const contentType = request.headers.get('content-type') ?? '';
+  const upload = isUploadRoute(method, request.url);
   // The common case, a JSON body framed by its Content-Length alone (no Transfer-Encoding): the
   // runtime reads exactly that many bytes, so the size is checked before reading and the body is
   // read whole, without a stream and its reader (a keyed write's body costs the gateway less).
-  if (
-    declared !== null &&
-    DECIMAL.test(declared) &&
-    !request.headers.has('transfer-encoding') &&
-    isJsonMediaType(contentType) &&
-    !isUploadRoute(method, request.url)
-  ) {
+  if (declared !== null && DECIMAL.test(declared) && !request.headers.has('transfer-encoding') && isJsonMediaType(contentType) && !upload) {
     if (Number(declared) > MAX_JSON_BYTES) throw tooLargeJson();
     return parseJson(new Uint8Array(await request.arrayBuffer()));
   }
   if (!request.body) return { kind: 'none' };
-  if (isUploadRoute(request.method, request.url)) {
+  if (upload) {
     if (mediaTypeOf(contentType) !== 'multipart/form-data') {
       if (contentType === '' && !(await hasBytes(request.body))) return { kind: 'none' };
       throw new AppError('bad_request', 'Content-Type must be multipart/form-data (an upload)');
