@@ -21,6 +21,8 @@ beforeAll(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fields = (res: { body: any }) => Object.fromEntries((res.body.error?.details ?? []).map((d: any) => [d.field, d.message]));
 const TIMESTAMP_RULE = 'must be an RFC 3339 timestamp with Z or a ±hh:mm offset';
+/** Every printable ASCII character, space to tilde, once. */
+const PRINTABLE_ASCII = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('');
 
 async function waitForAudit(where: string, params: unknown[], expected: number) {
   for (let i = 0; i < 60; i++) {
@@ -469,6 +471,59 @@ describe('the gateway tables hold the same bounds (§19)', () => {
     await refused(idem, ['ok', 99]);
     await refused(`insert into gateway.rate_limits (bucket, tat_ms, allowed) values ($1, $2, true)`, [`b-${id}`, 'Infinity']);
     await refused(`insert into gateway.rate_limits (bucket, tat_ms, allowed) values ($1, $2, true)`, [`b-${id}`, 'NaN']);
+  });
+
+  test('an idempotency key of 1 to 255 printable ASCII characters is stored; any other is refused', async () => {
+    const tenantId = `t-${crypto.randomUUID()}`;
+    const idem = `insert into gateway.idempotency_keys (tenant_id, key, fingerprint) values ($1, $2, 'f')`;
+    for (const key of [PRINTABLE_ASCII, '~'.repeat(255), ' ', 'k']) await stack.sql(idem, [tenantId, key]);
+    const stored = await stack.sql<{ key: string }>(
+      'select key from gateway.idempotency_keys where tenant_id = $1 order by key collate "C"',
+      [tenantId],
+    );
+    expect(stored.rows.map((r) => r.key)).toEqual([' ', PRINTABLE_ASCII, 'k', '~'.repeat(255)]);
+    for (const key of ['', 'x'.repeat(256), `${PRINTABLE_ASCII}\x7f`, 'caf\u00e9', 'line\nbreak', 'unit\x1fseparator'])
+      await refused(idem, [tenantId, key]);
+  });
+
+  test('no CHECK of any schema runs a regular expression with a long bounded repetition', async () => {
+    // PostgreSQL's regex engine unrolls {m,n} into n states: the idempotency key's
+    // '^[ -~]{1,255}$' (migration 0005) cost 43 µs per evaluation, on every claim and every
+    // record of an answer (migration 0009, loadtest/README.md).
+    const { rows } = await stack.sql<{ name: string; definition: string }>(
+      `select conrelid::regclass::text || '.' || conname as name, pg_get_constraintdef(oid) as definition
+         from pg_constraint where contype = 'c' and connamespace::regnamespace::text in ('gateway', 'sales', 'catalog', 'documents', 'webhooks')`,
+    );
+    const withRegex = rows.filter((r) => r.definition.includes('~'));
+    // The scan sees the schemas' regex checks (opportunities' currency '^[A-Z]{3}$' among them).
+    expect(withRegex.some((r) => r.name.endsWith('opportunities_currency_format'))).toBe(true);
+    expect(withRegex.some((r) => r.name.endsWith('idempotency_keys_key_printable'))).toBe(true);
+    const longest = (definition: string) =>
+      Math.max(0, ...[...definition.matchAll(/\{(\d+)(?:,(\d*))?\}/g)].map((m) => Number(m[2] || m[1])));
+    expect(withRegex.filter((r) => longest(r.definition) > 16).map((r) => `${r.name}: ${r.definition}`)).toEqual([]);
+  });
+
+  test('migration 0009 keeps every key 0005 let in (on a copy of the schema at 0008)', async () => {
+    const schema = `gw_key_check_${crypto.randomUUID().replaceAll('-', '')}`;
+    const { db, pool } = createDb<any>({ url: stack.databaseUrl, schema, max: 1 });
+    try {
+      await migrate(db, schema, migrations.slice(0, 8));
+      const insertKey = (key: string) =>
+        stack.sql(`insert into ${schema}.idempotency_keys (tenant_id, key, fingerprint) values ('t', $1, 'f')`, [key]);
+      const keys = [PRINTABLE_ASCII, '~'.repeat(255), ' ', 'good'];
+      for (const key of keys) await insertKey(key);
+      expect(await migrate(db, schema, migrations.slice(0, 9))).toEqual(['0009_cheap_key_check']);
+      expect((await stack.sql<{ n: number }>(`select count(*)::int as n from ${schema}.idempotency_keys`)).rows[0]?.n).toBe(keys.length);
+      const error = await insertKey('x'.repeat(256)).then(
+        () => undefined,
+        (e: { code?: string }) => e,
+      );
+      expect(error?.code).toBe('23514');
+    } finally {
+      await stack.sql(`drop schema if exists ${schema} cascade`);
+      await db.destroy();
+      await pool.end().catch(() => {});
+    }
   });
 
   test('migration 0005 repairs the rows that break them (on a copy of the schema at 0004)', async () => {

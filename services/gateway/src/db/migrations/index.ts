@@ -6,6 +6,7 @@ import { m0005InputBounds } from './0005_input_bounds.ts';
 import { m0006GcraConsumeParameters } from './0006_gcra_consume_parameters.ts';
 import { m0007AuditRetention } from './0007_audit_retention.ts';
 import { m0008GcraConsumeStatement } from './0008_gcra_consume_statement.ts';
+import { m0009CheapKeyCheck } from './0009_cheap_key_check.ts';
 
 /** Gateway migrations in order; append only. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   m0006GcraConsumeParameters,
   m0007AuditRetention,
   m0008GcraConsumeStatement,
+  m0009CheapKeyCheck,
 ];
