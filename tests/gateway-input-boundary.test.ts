@@ -452,6 +452,28 @@ describe('the gateway tables hold the same bounds (§19)', () => {
     expect({ text, code: error?.code }).toEqual({ text, code: '23514' });
   };
 
+  /**
+   * Runs `body` on a scratch copy of the gateway schema migrated through its first `through`
+   * migrations (`migrateTo(count)` applies more of them), then drops it.
+   */
+  async function onSchemaAt(
+    prefix: string,
+    through: number,
+    body: (schema: string, migrateTo: (count: number) => Promise<string[]>) => Promise<void>,
+  ): Promise<void> {
+    const schema = `${prefix}_${crypto.randomUUID().replaceAll('-', '')}`;
+    const { db, pool } = createDb<any>({ url: stack.databaseUrl, schema, max: 1 });
+    const migrateTo = (count: number) => migrate(db, schema, migrations.slice(0, count));
+    try {
+      await migrateTo(through);
+      await body(schema, migrateTo);
+    } finally {
+      await stack.sql(`drop schema if exists ${schema} cascade`);
+      await db.destroy();
+      await pool.end().catch(() => {});
+    }
+  }
+
   test('a direct insert of an out-of-range value fails', async () => {
     const id = crypto.randomUUID();
     await refused(`insert into gateway.tenants (id, name, read_per_minute, write_per_minute) values ($1, 'n', 0, 1)`, [id]);
@@ -504,33 +526,23 @@ describe('the gateway tables hold the same bounds (§19)', () => {
   });
 
   test('migration 0009 keeps every key 0005 let in (on a copy of the schema at 0008)', async () => {
-    const schema = `gw_key_check_${crypto.randomUUID().replaceAll('-', '')}`;
-    const { db, pool } = createDb<any>({ url: stack.databaseUrl, schema, max: 1 });
-    try {
-      await migrate(db, schema, migrations.slice(0, 8));
+    await onSchemaAt('gw_key_check', 8, async (schema, migrateTo) => {
       const insertKey = (key: string) =>
         stack.sql(`insert into ${schema}.idempotency_keys (tenant_id, key, fingerprint) values ('t', $1, 'f')`, [key]);
       const keys = [PRINTABLE_ASCII, '~'.repeat(255), ' ', 'good'];
       for (const key of keys) await insertKey(key);
-      expect(await migrate(db, schema, migrations.slice(0, 9))).toEqual(['0009_cheap_key_check']);
+      expect(await migrateTo(9)).toEqual(['0009_cheap_key_check']);
       expect((await stack.sql<{ n: number }>(`select count(*)::int as n from ${schema}.idempotency_keys`)).rows[0]?.n).toBe(keys.length);
       const error = await insertKey('x'.repeat(256)).then(
         () => undefined,
         (e: { code?: string }) => e,
       );
       expect(error?.code).toBe('23514');
-    } finally {
-      await stack.sql(`drop schema if exists ${schema} cascade`);
-      await db.destroy();
-      await pool.end().catch(() => {});
-    }
+    });
   });
 
   test('migration 0005 repairs the rows that break them (on a copy of the schema at 0004)', async () => {
-    const schema = `gw_repair_${crypto.randomUUID().replaceAll('-', '')}`;
-    const { db, pool } = createDb<any>({ url: stack.databaseUrl, schema, max: 1 });
-    try {
-      await migrate(db, schema, migrations.slice(0, 4));
+    await onSchemaAt('gw_repair', 4, async (schema, migrateTo) => {
       const q = (text: string) => stack.sql(text.replaceAll('S.', `${schema}.`));
       await q(`insert into S.tenants (id, name, read_per_minute, write_per_minute) values
         ('t-ok', 'Fine', 120, 30), ('t-zero', '', 0, -3), ('t-long', repeat('y', 300), 5, 5)`);
@@ -540,7 +552,7 @@ describe('the gateway tables hold the same bounds (§19)', () => {
       await q(`insert into S.idempotency_keys (tenant_id, key, fingerprint, status) values
         ('t', 'good', 'f', 201), ('t', '', 'f', 201), ('t', 'bad-status', 'f', 42)`);
       await q(`insert into S.rate_limits (bucket, tat_ms, allowed) values ('fine', 1, true), ('inf', 'Infinity', true)`);
-      expect(await migrate(db, schema, migrations.slice(0, 5))).toEqual(['0005_input_bounds']);
+      expect(await migrateTo(5)).toEqual(['0005_input_bounds']);
       const tenants = (await q('select id, name, read_per_minute, write_per_minute from S.tenants order by id')).rows;
       expect(tenants).toEqual([
         { id: 't-long', name: 'y'.repeat(255), read_per_minute: 5, write_per_minute: 5 },
@@ -555,10 +567,6 @@ describe('the gateway tables hold the same bounds (§19)', () => {
       ]);
       expect((await q('select key from S.idempotency_keys')).rows).toEqual([{ key: 'good' }]);
       expect((await q('select bucket from S.rate_limits')).rows).toEqual([{ bucket: 'fine' }]);
-    } finally {
-      await stack.sql(`drop schema if exists ${schema} cascade`);
-      await db.destroy();
-      await pool.end().catch(() => {});
-    }
+    });
   });
 });
