@@ -9,9 +9,10 @@ import { dropRunResources, prepareRun, type RunResources } from '@crm/testing';
 import fc from 'fast-check';
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from '../services/gateway/src/db/database.ts';
+import { PREVIOUS_CONSUME_SQL } from '../services/gateway/src/db/migrations/0010_gcra_whole_intervals.ts';
 import { migrations } from '../services/gateway/src/db/migrations/index.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../services/gateway/src/idempotency/store.ts';
-import { emissionInterval, grant, PERIOD_MS, SLACK_MS } from '../services/gateway/src/rate-limit/gcra.ts';
+import { bucketOf, emissionInterval, grant, PERIOD_MS, SLACK_MS, tatOf } from '../services/gateway/src/rate-limit/gcra.ts';
 import { CONSUME_SQL, createRateLimiter } from '../services/gateway/src/rate-limit/limiter.ts';
 import { addressBudget, tenantBudget } from '../services/gateway/src/rate-limit/policy.ts';
 import type { RateVerdict } from '../services/gateway/src/rate-limit/verdict.ts';
@@ -41,7 +42,9 @@ class Rollback extends Error {
   }
 }
 
+/** What a grant returns, in the terms of each caller: where the bucket's count started, how many passed, the clock. */
 interface Consumed {
+  /** The bucket's arrival time before the grant. */
   base_ms: number;
   granted: number;
   now_ms: number;
@@ -49,10 +52,15 @@ interface Consumed {
 
 /** The limiter's statement, as it sends it (parameters: bucket, k, interval, period, slack). */
 async function consumeStatement(trx: Kysely<GatewayDatabase>, bucket: string, k: number, limit: number): Promise<Consumed> {
-  const { rows } = await trx.executeQuery<Consumed>(
+  const { rows } = await trx.executeQuery<{ anchor_ms: number; intervals: number; granted: number; now_ms: number }>(
     CompiledQuery.raw(CONSUME_SQL, [bucket, k, emissionInterval(limit), PERIOD_MS, SLACK_MS]),
   );
-  return rows[0] as Consumed;
+  const row = rows[0] as { anchor_ms: number; intervals: number; granted: number; now_ms: number };
+  return {
+    base_ms: tatOf({ anchorMs: row.anchor_ms, intervals: row.intervals - row.granted }, limit),
+    granted: row.granted,
+    now_ms: row.now_ms,
+  };
 }
 
 /** The function replicas of release 1.1.0 call (same arguments). */
@@ -64,47 +72,78 @@ async function consumeFunction(trx: Kysely<GatewayDatabase>, bucket: string, k: 
   return rows[0] as Consumed;
 }
 
+/** The grant of releases 1.2.0–1.2.4 (it reads and moves `tat_ms` only), as their replicas send it during a rolling update. */
+async function consumePrevious(trx: Kysely<GatewayDatabase>, bucket: string, k: number, limit: number): Promise<Consumed> {
+  const { rows } = await trx.executeQuery<Consumed>(
+    CompiledQuery.raw(PREVIOUS_CONSUME_SQL, [bucket, k, emissionInterval(limit), PERIOD_MS, SLACK_MS]),
+  );
+  return rows[0] as Consumed;
+}
+
+/** A bucket row before a grant: none, one arrival time (a row of the previous release), or anchored, its tat matching or moved since. */
+type RowState = { kind: 'none' } | { kind: 'tat'; offset: number } | { kind: 'anchored'; offset: number; intervals: number; moved: number };
+
+const rowStates: fc.Arbitrary<RowState> = fc.oneof(
+  fc.constant<RowState>({ kind: 'none' }),
+  fc.double({ min: -200_000, max: 120_000, noNaN: true }).map((offset): RowState => ({ kind: 'tat', offset })),
+  fc
+    .record({
+      offset: fc.double({ min: -200_000, max: 10_000, noNaN: true }),
+      intervals: fc.integer({ min: 0, max: 100_000 }),
+      moved: fc.oneof(fc.constant(0), fc.double({ min: -5_000, max: 5_000, noNaN: true })),
+    })
+    .map((r): RowState => ({ kind: 'anchored', ...r })),
+);
+
+/** Writes the row for `state` at the transaction's now(), with its tat computed by PostgreSQL as gcra.ts `tatOf` does. */
+async function writeRow(trx: Kysely<GatewayDatabase>, state: RowState, limit: number): Promise<void> {
+  const now = sql`(extract(epoch from now()) * 1000)::float8`;
+  if (state.kind === 'tat') {
+    await sql`insert into rate_limits (bucket, tat_ms, allowed) values ('p', ${now} + ${state.offset}::float8, true)`.execute(trx);
+  } else if (state.kind === 'anchored') {
+    await sql`insert into rate_limits (bucket, tat_ms, allowed, anchor_ms, intervals)
+      select 'p', a.anchor + ${state.intervals}::bigint::float8 * ${emissionInterval(limit)}::float8 + ${state.moved}::float8, true, a.anchor, ${state.intervals}::bigint
+        from (select ${now} + ${state.offset}::float8 as anchor) a`.execute(trx);
+  }
+}
+
 describe.each([
   ['the limiter statement (CONSUME_SQL)', consumeStatement],
   ['gcra_consume (1.1.0 replicas)', consumeFunction],
 ])('%s applies the rule of gcra.ts', (_name, consume) => {
   test('for any bucket state, limit and batch size: the same grants and the same arrival time, bit for bit', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 1, max: 100_000 }),
-        fc.integer({ min: 1, max: 500 }),
-        fc.option(fc.double({ min: -200_000, max: 120_000, noNaN: true }), { nil: undefined }),
-        async (limit, k, offset) => {
-          const outcome = await db
-            .transaction()
-            .execute(async (trx) => {
-              // One transaction: now() is the same instant for the insert and the grant.
-              if (offset !== undefined) {
-                await sql`insert into rate_limits (bucket, tat_ms, allowed) values ('p', extract(epoch from now()) * 1000 + ${offset}::float8, true)`.execute(
-                  trx,
-                );
-              }
-              const before = await sql<{ tat_ms: number }>`select tat_ms from rate_limits where bucket = 'p'`.execute(trx);
-              const result = await consume(trx, 'p', k, limit);
-              const after = await sql<{
-                tat_ms: number;
-                allowed: boolean;
-              }>`select tat_ms, allowed from rate_limits where bucket = 'p'`.execute(trx);
-              throw new Rollback({ tat: before.rows[0]?.tat_ms, result, stored: after.rows[0] });
-            })
-            .catch((error) => {
-              if (error instanceof Rollback) return error.values as any;
-              throw error;
-            });
-          const now = Number(outcome.result.now_ms);
-          const expected = grant(outcome.tat === undefined ? 0 : Number(outcome.tat), now, k, limit);
-          expect(outcome.result.granted).toBe(expected.granted);
-          expect(Number(outcome.stored.tat_ms)).toBe(expected.tatMs);
-          expect(outcome.stored.allowed).toBe(expected.granted > 0);
-          expect(Number(outcome.result.base_ms) + outcome.result.granted * emissionInterval(limit)).toBe(expected.tatMs);
-        },
-      ),
-      { numRuns: 60 },
+      fc.asyncProperty(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 500 }), rowStates, async (limit, k, state) => {
+        type Row = { tat_ms: number; anchor_ms: number | null; intervals: number | null };
+        const outcome = await db
+          .transaction()
+          .execute(async (trx) => {
+            // One transaction: now() is the same instant for the insert and the grant.
+            await writeRow(trx, state, limit);
+            const read = () => sql<Row>`select tat_ms, anchor_ms, intervals from rate_limits where bucket = 'p'`.execute(trx);
+            const before = (await read()).rows[0];
+            const result = await consume(trx, 'p', k, limit);
+            throw new Rollback({ before, result, stored: (await read()).rows[0] });
+          })
+          .catch((error) => {
+            if (error instanceof Rollback) return error.values as { before: Row | undefined; result: Consumed; stored: Row };
+            throw error;
+          });
+        const now = outcome.result.now_ms;
+        const { before } = outcome;
+        const from = before
+          ? bucketOf({ tatMs: before.tat_ms, anchorMs: before.anchor_ms, intervals: before.intervals }, limit)
+          : { anchorMs: 0, intervals: 0 };
+        const expected = grant(from, now, k, limit);
+        expect(outcome.result.granted).toBe(expected.granted);
+        expect(outcome.stored).toEqual({
+          tat_ms: tatOf(expected.bucket, limit),
+          anchor_ms: expected.bucket.anchorMs,
+          intervals: expected.bucket.intervals,
+        });
+        expect(outcome.result.base_ms).toBe(tatOf({ ...expected.bucket, intervals: expected.bucket.intervals - expected.granted }, limit));
+      }),
+      { numRuns: 100 },
     );
   });
 
@@ -114,6 +153,29 @@ describe.each([
     for (const k of [3, 1, 4, 1, 5]) granted.push((await consume(db, bucket, k, 7)).granted);
     expect(granted).toEqual([3, 1, 3, 0, 0]);
   });
+});
+
+test("during a rolling update, the previous release's statement and this one spend one budget: exactly the limit passes", async () => {
+  const bucket = `mix-${crypto.randomUUID()}`;
+  // Limit 7: one request back every 8.6 s, far longer than these calls take.
+  const calls: [typeof consumeStatement, number][] = [
+    [consumeStatement, 2],
+    [consumePrevious, 1],
+    [consumeStatement, 1],
+    [consumePrevious, 2],
+    [consumeStatement, 2],
+    [consumePrevious, 1],
+    [consumeStatement, 1],
+  ];
+  const granted: number[] = [];
+  for (const [consume, k] of calls) granted.push((await consume(db, bucket, k, 7)).granted);
+  expect(granted).toEqual([2, 1, 1, 2, 1, 0, 0]);
+  // This release's last grant (one request) counted from the tat the previous statement had just
+  // moved: anchored there, one interval on; the two refusals after it left the row as it was.
+  const { rows } = await sql<{ tat_ms: number; anchor_ms: number; intervals: number }>`
+    select tat_ms, anchor_ms, intervals from rate_limits where bucket = ${bucket}`.execute(db);
+  expect(rows[0]?.intervals).toBe(1);
+  expect(rows[0]?.tat_ms).toBe(tatOf({ anchorMs: rows[0]?.anchor_ms as number, intervals: 1 }, 7));
 });
 
 test('the four-argument gcra_consume of migration 0004 is gone; the five-argument one remains', async () => {

@@ -24,9 +24,13 @@ export interface RateLimitsTable {
   bucket: string;
   tat_ms: number;
   allowed: boolean;
-  /** What the last grant started from and how many it granted (migration 0008: read back by `returning`). */
+  /** What the last grant of release 1.2.0–1.2.4 started from (migration 0008: read back by its `returning`). */
   base_ms: number | null;
+  /** How many the last grant passed (read back by `returning`). */
   granted: number | null;
+  /** The bucket as an anchor plus whole intervals, a float8 (migration 0010; rate-limit/gcra.ts `Bucket`). */
+  anchor_ms: number | null;
+  intervals: number | null;
 }
 
 export interface IdempotencyKeysTable {

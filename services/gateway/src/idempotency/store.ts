@@ -55,7 +55,7 @@ const CLAIM = preparedStatement<{ claim_token: string }>(claimInsert(1, NO_FLUSH
 export const CLAIM_WITH_GRANT = preparedStatement<Consumed & { claim_token: string | null }>(`
   with g as (${CONSUME_SQL}),
   c as (${claimInsert(6, `g, ${NO_FLUSH} where g.granted > 0`)})
-  select g.base_ms, g.granted, g.now_ms, (select claim_token from c) as claim_token from g`);
+  select g.anchor_ms, g.intervals, g.granted, g.now_ms, (select claim_token from c) as claim_token from g`);
 
 const EXISTING = preparedStatement<{
   fingerprint: string;

@@ -1,37 +1,51 @@
 import { type PreparedStatement, preparedStatement } from '@crm/db';
 import { type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from '../db/database.ts';
-import { admissible, emissionInterval, PERIOD_MS, SLACK_MS } from './gcra.ts';
+import { admissible, type Bucket, bucketOf, emissionInterval, PERIOD_MS, SLACK_MS } from './gcra.ts';
 import type { Budget } from './policy.ts';
 import { type RateVerdict, verdictOf } from './verdict.ts';
+
+// The grant's expressions on the bucket's row `r`, at now = `excluded.anchor_ms` (what a fresh row
+// would be anchored at). Parameters: $2 k, $3 emission interval, $4 period, $5 slack (ms).
+/** The row's anchor and intervals give its tat (gcra.ts `bucketOf`) and it has not refilled (`current`). */
+const ANCHORED = `(r.tat_ms > excluded.anchor_ms and r.tat_ms = r.anchor_ms + r.intervals * $3::float8)`;
+/** The anchor the grant counts from: the row's, else its tat or now, whichever is later. */
+const ANCHOR = `case when ${ANCHORED} then r.anchor_ms else greatest(r.tat_ms, excluded.anchor_ms) end`;
+/** The whole intervals after that anchor. */
+const INTERVALS = `case when ${ANCHORED} then r.intervals else 0 end`;
+/** How many of the k requests pass (gcra.ts `grant`: at most what the bucket admits). */
+const GRANTED = `least($2::float8, greatest(0, floor((excluded.anchor_ms + $4::float8 + $5::float8 - ${ANCHOR}) / $3::float8 - ${INTERVALS})))`;
 
 /**
  * GCRA for `k` requests of one bucket (gcra.ts `grant`) in ONE statement on the bucket's row: a
  * fresh bucket is inserted already charged; an existing one is updated under its row lock (the
- * database clock `now()` is the only clock). It returns the arrival time the grant started from
- * (`base_ms`, never earlier than now), how many were granted and the database clock; `returning`
- * sees only the updated row, hence the row's `base_ms`/`granted` columns (migration 0008, which
- * also makes `gcra_consume` the same statement for replicas of the previous release).
- * Parameters: bucket, k, emission interval, period, slack (all in milliseconds). Each expression
- * is the same float arithmetic as `grant`, in the same order, so both agree bit for bit.
+ * database clock `now()` is the only clock). The row keeps the bucket as gcra.ts does, an anchor
+ * and a whole number of intervals (migration 0010), and its `tat_ms`, the float sum of both, for
+ * what reads a bucket as one instant (the purge, a look, the statement of the previous release).
+ * It returns the anchor and intervals after the grant, how many were granted and the database
+ * clock. Parameters: bucket, k, emission interval, period, slack (all in milliseconds). Each
+ * expression is the same float arithmetic as gcra.ts, in the same order, so both agree bit for
+ * bit. The expressions are written out in each column they set: PostgreSQL prepares a statement's
+ * expressions on every execution, and this costs less than a sub-select that names them once
+ * (loadtest/README.md, issue 18, fifteenth session).
  */
-export const CONSUME_SQL = `insert into rate_limits as r (bucket, tat_ms, allowed, base_ms, granted)
-select $1::text, f.now_ms + f.granted * $3::float8, f.granted > 0, f.now_ms, f.granted
-  from (select n.now_ms, least($2::integer, greatest(0, floor((n.now_ms + $4::float8 + $5::float8 - n.now_ms) / $3::float8)))::integer as granted
+export const CONSUME_SQL = `insert into rate_limits as r (bucket, tat_ms, allowed, anchor_ms, intervals, granted)
+select $1::text, f.now_ms + f.granted * $3::float8, f.granted > 0, f.now_ms, f.granted, f.granted
+  from (select n.now_ms, least($2::float8, greatest(0, floor((n.now_ms + $4::float8 + $5::float8 - n.now_ms) / $3::float8))) as granted
           from (select (extract(epoch from now()) * 1000)::float8 as now_ms) n) f
 on conflict (bucket) do update set
-  base_ms = greatest(r.tat_ms, excluded.base_ms),
-  granted = least($2::integer, greatest(0, floor((excluded.base_ms + $4::float8 + $5::float8 - greatest(r.tat_ms, excluded.base_ms)) / $3::float8)))::integer,
-  tat_ms = greatest(r.tat_ms, excluded.base_ms)
-    + least($2::integer, greatest(0, floor((excluded.base_ms + $4::float8 + $5::float8 - greatest(r.tat_ms, excluded.base_ms)) / $3::float8)))::integer * $3::float8,
-  allowed = least($2::integer, greatest(0, floor((excluded.base_ms + $4::float8 + $5::float8 - greatest(r.tat_ms, excluded.base_ms)) / $3::float8))) > 0
-returning r.base_ms, r.granted, (extract(epoch from now()) * 1000)::float8 as now_ms`;
+  anchor_ms = ${ANCHOR},
+  intervals = ${INTERVALS} + ${GRANTED},
+  granted = ${GRANTED},
+  tat_ms = ${ANCHOR} + (${INTERVALS} + ${GRANTED}) * $3::float8
+returning r.anchor_ms, r.intervals, r.granted, (extract(epoch from now()) * 1000)::float8 as now_ms`;
 
 // One constant text, sent as a named prepared statement with its values: no query building per
 // call, and PostgreSQL parses and plans it once per connection.
-/** What CONSUME_SQL returns: the arrival time the grant started from, how many passed, the database clock. */
+/** What CONSUME_SQL returns: the bucket after the grant (anchor, intervals), how many passed, the database clock. */
 export interface Consumed {
-  base_ms: number;
+  anchor_ms: number;
+  intervals: number;
   granted: number;
   now_ms: number;
 }
@@ -113,10 +127,10 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
   const buckets = new Map<string, BucketState>();
   const headroom = new Map<string, Headroom>();
 
-  /** Remembers what a statement left in the bucket (its tat at the database's `now`), less `queued` requests sent since. */
-  function noteHeadroom(budget: Budget, tatMs: number, nowMs: number, bucket: string, queued = 0): void {
+  /** Remembers what a statement left in the bucket (at the database's `now`), less `queued` requests sent since. */
+  function noteHeadroom(budget: Budget, left: Bucket, nowMs: number, queued = 0): void {
     if (headroom.size >= HEADROOM_MAX_BUCKETS) headroom.clear();
-    headroom.set(bucket, { left: admissible(tatMs, nowMs, budget.limit) - queued, at: performance.now() });
+    headroom.set(budget.bucket, { left: admissible(left, nowMs, budget.limit) - queued, at: performance.now() });
   }
 
   /** Sends the waiting batch if the bucket may have a statement now, else arms its timer; forgets an idle bucket. */
@@ -137,19 +151,19 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
     state.inFlight = true;
     state.lastSentAt = performance.now();
     const { budget, waiters } = batch;
-    const interval = emissionInterval(budget.limit);
     try {
-      const { rows } = await db.executeQuery(CONSUME.compile([bucket, waiters.length, interval, PERIOD_MS, SLACK_MS]));
-      const row = rows[0] as { base_ms: number; granted: number; now_ms: number };
-      const base = Number(row.base_ms);
-      const now = Number(row.now_ms);
+      const { rows } = await db.executeQuery(
+        CONSUME.compile([bucket, waiters.length, emissionInterval(budget.limit), PERIOD_MS, SLACK_MS]),
+      );
+      const row = rows[0] as Consumed;
+      const { anchor_ms: anchorMs, intervals, granted, now_ms: now } = row;
       // In arrival order: the first `granted` pass, each one interval further; the rest see the bucket full.
       waiters.forEach((waiter, i) => {
-        const allowed = i < row.granted;
-        waiter.resolve(verdictOf(budget, base + (allowed ? i + 1 : row.granted) * interval, now, allowed));
+        const allowed = i < granted;
+        waiter.resolve(verdictOf(budget, { anchorMs, intervals: intervals - granted + (allowed ? i + 1 : granted) }, now, allowed));
       });
       // What is left after this statement, less the requests queued for the next one.
-      noteHeadroom(budget, base + row.granted * interval, now, bucket, (state.batch as Batch | undefined)?.waiters.length ?? 0);
+      noteHeadroom(budget, { anchorMs, intervals }, now, (state.batch as Batch | undefined)?.waiters.length ?? 0);
     } catch (error) {
       for (const waiter of waiters) waiter.reject(error);
     } finally {
@@ -176,30 +190,30 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
   /**
    * One request's grant and, in the same statement, what the caller does only if it passed: a
    * statement made of `with g as (CONSUME_SQL) …` (its first five parameters are the grant's,
-   * `extra` follow) that returns g's base_ms, granted and now_ms with its own columns. The
+   * `extra` follow) that returns g's anchor_ms, intervals, granted and now_ms with its own columns. The
    * request does not wait for its bucket's batch: concurrent statements of a bucket queue on its
    * row, and the grant is exactly `take`'s. The gateway claims a write's Idempotency-Key this
    * way: one round trip for both (idempotency/store.ts `CLAIM_WITH_GRANT`).
    */
   async function takeWith<R extends Consumed>(budget: Budget, statement: PreparedStatement<R>, extra: readonly unknown[]) {
-    const interval = emissionInterval(budget.limit);
-    const { rows } = await statement.execute(db, [budget.bucket, 1, interval, PERIOD_MS, SLACK_MS, ...extra]);
+    const { rows } = await statement.execute(db, [budget.bucket, 1, emissionInterval(budget.limit), PERIOD_MS, SLACK_MS, ...extra]);
     const row = rows[0] as R;
-    const base = Number(row.base_ms);
-    const now = Number(row.now_ms);
-    const allowed = row.granted > 0;
-    noteHeadroom(budget, base + row.granted * interval, now, budget.bucket);
-    return { verdict: verdictOf(budget, base + (allowed ? 1 : 0) * interval, now, allowed), row };
+    const after: Bucket = { anchorMs: row.anchor_ms, intervals: row.intervals };
+    noteHeadroom(budget, after, row.now_ms);
+    return { verdict: verdictOf(budget, after, row.now_ms, row.granted > 0), row };
   }
 
   /** The bucket's state without spending from it (for requests that are not counted, like OPTIONS). */
   async function peek(budget: Budget): Promise<RateVerdict> {
-    const { rows } = await sql<{ tat_ms: number | null; now_ms: number }>`
-      select (select tat_ms from rate_limits where bucket = ${budget.bucket}) as tat_ms, extract(epoch from now()) * 1000 as now_ms`.execute(
-      db,
-    );
-    const row = rows[0] as { tat_ms: number | null; now_ms: number };
-    return verdictOf(budget, Number(row.tat_ms ?? 0), Number(row.now_ms), true);
+    const { rows } = await sql<{ tat_ms: number | null; anchor_ms: number | null; intervals: number | null; now_ms: number }>`
+      select b.tat_ms, b.anchor_ms, b.intervals, (extract(epoch from now()) * 1000)::float8 as now_ms
+        from (select 1) one left join rate_limits b on b.bucket = ${budget.bucket}`.execute(db);
+    const row = rows[0] as { tat_ms: number | null; anchor_ms: number | null; intervals: number | null; now_ms: number };
+    const bucket =
+      row.tat_ms === null
+        ? { anchorMs: 0, intervals: 0 }
+        : bucketOf({ tatMs: row.tat_ms, anchorMs: row.anchor_ms, intervals: row.intervals }, budget.limit);
+    return verdictOf(budget, bucket, row.now_ms, true);
   }
 
   /**

@@ -31,20 +31,20 @@ describe('what the client is told', () => {
   const NOW = 1_795_000_000_000;
 
   test('RateLimit-Policy and RateLimit name the policy, the limit, what is left and the reset', () => {
-    const verdict = verdictOf(tenantBudget('POST', tenant), NOW + 2000, NOW, true);
+    const verdict = verdictOf(tenantBudget('POST', tenant), { anchorMs: NOW, intervals: 1 }, NOW, true);
     expect(verdict).toEqual({ policy: 'write', limit: 30, allowed: true, remaining: 29, resetSeconds: 2, retryAfterSeconds: 0 });
     expect(rateLimitHeaders(verdict)).toEqual({ 'ratelimit-policy': '"write";q=30;w=60', ratelimit: '"write";r=29;t=2' });
   });
 
   test('a refused request is 429 rate_limited with Retry-After', () => {
-    const refused = verdictOf(tenantBudget('GET', tenant), NOW + 60_000, NOW, false);
+    const refused = verdictOf(tenantBudget('GET', tenant), { anchorMs: NOW, intervals: 120 }, NOW, false);
     expect(refused).toMatchObject({ remaining: 0, resetSeconds: 60, retryAfterSeconds: 1 });
     const error = rateLimitedError(refused);
     expect(error.type).toBe('rate_limited');
     expect(error.status).toBe(429);
     expect(error.headers).toEqual({ 'retry-after': '1' });
     expect(error.message).toBe('Rate limit of 120 reads per minute exceeded');
-    expect(rateLimitedError(verdictOf(addressBudget('::1', 60), NOW + 60_000, NOW, false)).message).toBe(
+    expect(rateLimitedError(verdictOf(addressBudget('::1', 60), { anchorMs: NOW, intervals: 60 }, NOW, false)).message).toBe(
       'Rate limit of 60 unauthenticated requests from this address per minute exceeded',
     );
   });

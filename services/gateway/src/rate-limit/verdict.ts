@@ -1,6 +1,6 @@
 // What a client is told about a budget: the RateLimit headers of every /v1 answer and the 429.
 import { AppError } from '@crm/http';
-import { admissible, PERIOD_MS, resetSeconds, retryAfterSeconds } from './gcra.ts';
+import { admissible, type Bucket, PERIOD_MS, resetSeconds, retryAfterSeconds } from './gcra.ts';
 import type { Budget, PolicyName } from './policy.ts';
 
 export interface RateVerdict {
@@ -15,15 +15,15 @@ export interface RateVerdict {
   retryAfterSeconds: number;
 }
 
-/** The verdict for a request of `budget` that leaves the bucket at `tatMs`, seen at `nowMs`. */
-export function verdictOf(budget: Budget, tatMs: number, nowMs: number, allowed: boolean): RateVerdict {
+/** The verdict for a request of `budget` that leaves the bucket as `bucket`, seen at `nowMs`. */
+export function verdictOf(budget: Budget, bucket: Bucket, nowMs: number, allowed: boolean): RateVerdict {
   return {
     policy: budget.policy,
     limit: budget.limit,
     allowed,
-    remaining: admissible(tatMs, nowMs, budget.limit),
-    resetSeconds: resetSeconds(tatMs, nowMs),
-    retryAfterSeconds: allowed ? 0 : retryAfterSeconds(tatMs, nowMs, budget.limit),
+    remaining: admissible(bucket, nowMs, budget.limit),
+    resetSeconds: resetSeconds(bucket, nowMs, budget.limit),
+    retryAfterSeconds: allowed ? 0 : retryAfterSeconds(bucket, nowMs, budget.limit),
   };
 }
 

@@ -7,6 +7,7 @@ import { m0006GcraConsumeParameters } from './0006_gcra_consume_parameters.ts';
 import { m0007AuditRetention } from './0007_audit_retention.ts';
 import { m0008GcraConsumeStatement } from './0008_gcra_consume_statement.ts';
 import { m0009CheapKeyCheck } from './0009_cheap_key_check.ts';
+import { m0010GcraWholeIntervals } from './0010_gcra_whole_intervals.ts';
 
 /** Gateway migrations in order; append only. */
 export const migrations = [
@@ -19,4 +20,5 @@ export const migrations = [
   m0007AuditRetention,
   m0008GcraConsumeStatement,
   m0009CheapKeyCheck,
+  m0010GcraWholeIntervals,
 ];
