@@ -5,7 +5,9 @@
 // 1. Rate limit: the grant as the limiter sends it (`CONSUME_SQL`, one `insert … on conflict do
 //    update … returning`, named prepared statement) vs the PL/pgSQL function of migration 0006
 //    (three statements inside a function: the store before migration 0008) vs `gcra_consume` of
-//    migration 0008 (the same statement inside a PL/pgSQL function, what 1.1.0 replicas call);
+//    migration 0008 (the same statement inside a PL/pgSQL function, what 1.1.0 replicas call) vs
+//    the statement of 1.2.0–1.2.4 (tat as one float sum, before the anchor and whole intervals of
+//    migration 0010);
 //    and two references: a statement that only selects its parameters (the per-statement floor:
 //    protocol, parse/bind/execute) and a plain update of the row (the floor of any grant that
 //    writes the row). Each on 1 bucket (one
@@ -28,6 +30,7 @@ import { connect, type KV, StringCodec } from 'nats';
 import pg from 'pg';
 import { insertAuditEntries } from '../services/gateway/src/audit/repo.ts';
 import type { GatewayDatabase } from '../services/gateway/src/db/database.ts';
+import { PREVIOUS_CONSUME_SQL } from '../services/gateway/src/db/migrations/0010_gcra_whole_intervals.ts';
 import { migrations } from '../services/gateway/src/db/migrations/index.ts';
 import { PERIOD_MS, SLACK_MS } from '../services/gateway/src/rate-limit/gcra.ts';
 import { CONSUME_SQL } from '../services/gateway/src/rate-limit/limiter.ts';
@@ -147,11 +150,12 @@ const GRANTS = [
   { name: "select of the 5 parameters (any statement's floor)", text: `select ${args}` },
   { name: 'PL/pgSQL function of 0006 (before)', text: `select * from gcra_consume_0006(${args})` },
   { name: 'CONSUME_SQL: one insert … on conflict do update (after)', text: CONSUME_SQL },
+  { name: 'the same of 1.2.0–1.2.4 (tat as one float sum)', text: PREVIOUS_CONSUME_SQL },
   {
     name: 'a plain update of the row (tat_ms + interval)',
     text: 'update rate_limits set tat_ms = tat_ms + $3::float8 where bucket = $1::text and $2::integer > 0 and $4::float8 + $5::float8 > 0',
   },
-  { name: 'gcra_consume of 0008 (1.1.0 replicas)', text: `select * from gcra_consume(${args})` },
+  { name: 'gcra_consume of 0010 (1.1.0 replicas)', text: `select * from gcra_consume(${args})` },
 ];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 console.log(
