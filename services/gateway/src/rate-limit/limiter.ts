@@ -209,10 +209,8 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
       select b.tat_ms, b.anchor_ms, b.intervals, (extract(epoch from now()) * 1000)::float8 as now_ms
         from (select 1) one left join rate_limits b on b.bucket = ${budget.bucket}`.execute(db);
     const row = rows[0] as { tat_ms: number | null; anchor_ms: number | null; intervals: number | null; now_ms: number };
-    const bucket =
-      row.tat_ms === null
-        ? { anchorMs: 0, intervals: 0 }
-        : bucketOf({ tatMs: row.tat_ms, anchorMs: row.anchor_ms, intervals: row.intervals }, budget.limit);
+    // No row: a bucket whose tat (0) is long past, i.e. full.
+    const bucket = bucketOf({ tatMs: row.tat_ms ?? 0, anchorMs: row.anchor_ms, intervals: row.intervals }, budget.limit);
     return verdictOf(budget, bucket, row.now_ms, true);
   }
 
