@@ -10,7 +10,7 @@ import { describeTags } from './tags.ts';
 import { describeWebhooks, webhookHeaderParameters } from './webhooks.ts';
 
 /** The API version the document describes: the newest release in CHANGELOG.md (a test keeps them in step). */
-export const API_VERSION = '1.2.5';
+export const API_VERSION = '1.2.6';
 
 type Paths = Record<string, Record<string, Record<string, any>>>;
 
@@ -18,6 +18,9 @@ const DESCRIPTION = `Multi-tenant CRM API. Every request under \`/v1\` needs the
 
 - **Errors** use one envelope: \`{ "error": { "type", "message", "details"?, "request_id" } }\`.
 - **Request ids**: send a UUID in \`X-Request-ID\` to correlate; every response carries one.
+- **Connections**: keep them alive and reuse them, one request at a time on each; for concurrency open more connections. HTTP/1.1 pipelining
+  (a request sent before the answer ahead of it arrived) is not supported: the gateway may close the connection without answering any request on it,
+  and a write among them may have been acted on. Send such a write again under its \`Idempotency-Key\` to learn its outcome.
 - **Rate limits** per account: reads (GET, HEAD) 120/min, writes (POST, PUT, PATCH, DELETE) 30/min unless the operator changed them,
   exact across gateway replicas (GCRA). Every response has \`RateLimit-Policy\` and \`RateLimit\`; over the limit → 429 \`rate_limited\` with \`Retry-After\`.
   Requests without a valid key are limited per client address.
