@@ -87,6 +87,28 @@ test("under Deno the reads in one statement (a product's rates and category, an 
   expect((await tenant.request('GET', '/v1/orders?per_page=5')).body.data).toEqual([order]);
 });
 
+test('under Deno requests pipelined on one connection are answered, in order (Bun closes such a connection: gateway README)', async () => {
+  const tenant = await stack.createTenant();
+  const { connect } = await import('node:net');
+  const { hostname, port } = new URL(stack.gatewayUrl);
+  const paths = ['/v1/users', '/v1/contacts/0', '/v1/webhooks/event-types'];
+  const requests = paths.map((path) => `GET ${path} HTTP/1.1\r\nhost: gateway\r\nx-api-key: ${tenant.apiKey}\r\n\r\n`).join('');
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(requests));
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+      // The last answer (the event types) is complete once its body's closing bracket arrived.
+      if ([...text.matchAll(/HTTP\/1\.1 \d{3} /g)].length === paths.length && text.endsWith('}')) socket.end();
+    });
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer: ${text.slice(0, 200)}`)));
+  });
+  expect([...answer.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]))).toEqual([200, 404, 200]);
+  expect(answer).toContain('"contact.created"');
+});
+
 test('the processes really are Deno', async () => {
   const { readFileSync } = await import('node:fs');
   for (const proc of Object.values(stack.processes)) {
