@@ -19,6 +19,8 @@ beforeAll(async () => {
 }, 180_000);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How many of the tenant's contacts match `q` (the list's substring search). */
+const contactCount = async (q: string) => (await tenant.request('GET', `/v1/contacts?q=${encodeURIComponent(q)}`)).body.pagination.total;
 const fields = (res: { body: any }) => Object.fromEntries((res.body.error?.details ?? []).map((d: any) => [d.field, d.message]));
 const TIMESTAMP_RULE = 'must be an RFC 3339 timestamp with Z or a ±hh:mm offset';
 /** Every printable ASCII character, space to tilde, once. */
@@ -287,7 +289,6 @@ describe('bodies the gateway forwards: JSON everywhere, multipart only on the tw
     f.append('type', 'client');
     return f;
   };
-  const contactCount = async (q: string) => (await tenant.request('GET', `/v1/contacts?q=${encodeURIComponent(q)}`)).body.pagination.total;
 
   test('a multipart body on POST /v1/contacts is 400 and not stored under its Idempotency-Key', async () => {
     const key = `key-${crypto.randomUUID()}`;
@@ -603,7 +604,6 @@ describe('HTTP/1.1 pipelining on one connection (RFC 9112 §9.3.2)', () => {
       '',
       body,
     ].join('\r\n');
-  const contactCount = async (q: string) => (await tenant.request('GET', `/v1/contacts?q=${encodeURIComponent(q)}`)).body.pagination.total;
 
   // Bun 1.4.5's server closes a connection on which a request arrives while the answer ahead of it
   // is pending (oven-sh/bun#38128, open): nothing is answered. Deno answers each in order. Either
