@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { type Stack, startStack } from '@crm/testing';
+import { rawExchange, statusesOf } from './raw-http.ts';
 
 // The same code runs under Deno (from the npm package `deno`): the gateway and every service
 // are started with `deno run`, and an authenticated request goes through the gateway to each.
@@ -89,24 +90,15 @@ test("under Deno the reads in one statement (a product's rates and category, an 
 
 test('under Deno requests pipelined on one connection are answered, in order (Bun closes such a connection: gateway README)', async () => {
   const tenant = await stack.createTenant();
-  const { connect } = await import('node:net');
-  const { hostname, port } = new URL(stack.gatewayUrl);
   const paths = ['/v1/users', '/v1/contacts/0', '/v1/webhooks/event-types'];
   const requests = paths.map((path) => `GET ${path} HTTP/1.1\r\nhost: gateway\r\nx-api-key: ${tenant.apiKey}\r\n\r\n`).join('');
-  const answer = await new Promise<string>((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(requests));
-    let text = '';
-    socket.on('data', (chunk) => {
-      text += chunk.toString('latin1');
-      // The last answer (the event types) is complete once its body's closing bracket arrived.
-      if ([...text.matchAll(/HTTP\/1\.1 \d{3} /g)].length === paths.length && text.endsWith('}')) socket.end();
-    });
-    socket.on('close', () => resolve(text));
-    socket.on('error', reject);
-    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer: ${text.slice(0, 200)}`)));
+  const { text, statuses, closed } = await rawExchange(stack.gatewayUrl, requests, {
+    // The last answer (the event types) is complete once its body's closing bracket arrived.
+    done: (answer) => statusesOf(answer).length === paths.length && answer.endsWith('}'),
   });
-  expect([...answer.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]))).toEqual([200, 404, 200]);
-  expect(answer).toContain('"contact.created"');
+  if (!closed) throw new Error(`no answer: ${text.slice(0, 200)}`);
+  expect(statuses).toEqual([200, 404, 200]);
+  expect(text).toContain('"contact.created"');
 });
 
 test('the processes really are Deno', async () => {

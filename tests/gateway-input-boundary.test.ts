@@ -2,13 +2,13 @@
 // forwards, the audit recorder, and the bounds its tables enforce.
 
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { connect as netConnect } from 'node:net';
 import { createDb, migrate } from '@crm/db';
 import type { Logger } from '@crm/http';
 import { type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
 import { type AuditEntry, createAuditRecorder } from '../services/gateway/src/audit/recorder.ts';
 import type { GatewayDatabase } from '../services/gateway/src/db/database.ts';
 import { migrations } from '../services/gateway/src/db/migrations/index.ts';
+import { rawExchange, statusesOf } from './raw-http.ts';
 
 let stack: Stack;
 let tenant: TestTenant;
@@ -376,19 +376,13 @@ describe('bodies the gateway forwards: JSON everywhere, multipart only on the tw
   });
 
   test('a JSON body framed by Content-Length or chunked: both read and forwarded, both capped at 1 MB; a declared size over it is refused unread', async () => {
-    const { hostname, port } = new URL(stack.gatewayUrl);
+    const { hostname } = new URL(stack.gatewayUrl);
     /** One request written as given on its own connection (`connection: close`): the answer's status and text. */
-    const raw = (request: string) =>
-      new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const socket = netConnect(Number(port), hostname, () => socket.write(request));
-        let answer = '';
-        socket.on('data', (chunk) => {
-          answer += chunk.toString('utf8');
-        });
-        socket.on('end', () => resolve({ status: Number(answer.slice(9, 12)), text: answer }));
-        socket.on('error', reject);
-        socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer: ${answer.slice(0, 200)}`)));
-      });
+    const raw = async (request: string) => {
+      const { text, closed } = await rawExchange(stack.gatewayUrl, request);
+      if (!closed) throw new Error(`no answer: ${text.slice(0, 200)}`);
+      return { status: Number(text.slice(9, 12)), text };
+    };
     const head = (lines: string[]) =>
       [
         'POST /v1/contacts HTTP/1.1',
@@ -577,23 +571,13 @@ describe('HTTP/1.1 pipelining on one connection (RFC 9112 §9.3.2)', () => {
    * Writes `requests` back to back in one write and reads until the gateway closes the connection
    * (or 5 s pass): the status of each answer, in order, and whether the gateway closed it.
    */
-  const pipelined = (requests: string[]) =>
-    new Promise<{ statuses: number[]; bytes: number; closed: boolean }>((resolve, reject) => {
-      const { hostname, port } = new URL(stack.gatewayUrl);
-      const socket = netConnect(Number(port), hostname, () => socket.write(requests.join('')));
-      let answer = '';
-      const statuses = () => [...answer.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
-      socket.on('data', (chunk) => {
-        answer += chunk.toString('latin1');
-        if (statuses().length === requests.length) socket.end();
-      });
-      socket.on('close', () => resolve({ statuses: statuses(), bytes: answer.length, closed: true }));
-      socket.on('error', reject);
-      socket.setTimeout(5_000, () => {
-        socket.destroy();
-        resolve({ statuses: statuses(), bytes: answer.length, closed: false });
-      });
+  const pipelined = async (requests: string[]) => {
+    const { text, statuses, closed } = await rawExchange(stack.gatewayUrl, requests.join(''), {
+      done: (answer) => statusesOf(answer).length === requests.length,
+      timeoutMs: 5_000,
     });
+    return { statuses, bytes: text.length, closed };
+  };
   const request = (method: string, path: string, headers: string[] = [], body = '') =>
     [
       `${method} ${path} HTTP/1.1`,
