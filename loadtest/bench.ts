@@ -13,7 +13,8 @@
 // for k6), with (a) and the floor at that same rate for reference (the machine's own tail),
 // interleaved over BENCH_HALF_ROUNDS (3) rounds of BENCH_HALF_SECONDS (10) each; judged on the
 // median p99 of (b). Every case prints the generator's CPU share,
-// CPU ms per request of each process and SQL statements per request. BENCH_PROFILE=1 (or a miss)
+// CPU ms per request of each process and SQL statements per request, and (reference) the CPU per
+// request the gateway adds: b − a, b − p, d − e, all processes. BENCH_PROFILE=1 (or a miss)
 // adds CPU profiles of the floor, of sales under (a) and of the gateway under (b).
 // `--runtime deno` (or BENCH_RUNTIME=deno) runs the by-id read cases on a Bun stack and a Deno
 // stack, interleaved, and reports Deno/Bun.
@@ -122,6 +123,11 @@ interface Measured {
   cpu: CpuUse;
   /** SQL statements per request sent by sales and by the gateway. */
   statements: { sales: number; gateway: number };
+}
+
+/** CPU milliseconds per request of every watched process together (the generator excluded). */
+function cpuPerRequest(m: Measured): number {
+  return Object.values(m.cpu.groups).reduce((sum, ms) => sum + ms, 0) / Math.max(1, m.figures.requests);
 }
 
 async function measure(c: Case, round: string, seconds: number): Promise<Measured> {
@@ -272,6 +278,18 @@ try {
     );
   }
   const verdicts: Verdict[] = checks.map((check) => judgeRatio(check, figuresOf));
+  // What a target on the gateway's CPU per read would judge (every closing note of issue 18 has
+  // recommended one): CPU of every watched process per request, one case minus another, per round.
+  const cpuDeltas: [string, string, string][] = [
+    ['CPU µs/read the gateway adds (b − a)', 'b', 'a'],
+    ['CPU µs/read its policies add (b − p)', 'b', 'p'],
+  ];
+  if (deno) cpuDeltas.push(['[deno] CPU µs/read the gateway adds (b − a)', 'deno:b', 'deno:a']);
+  else cpuDeltas.push(['CPU µs/write the gateway adds (d − e)', 'd', 'e']);
+  for (const [name, over, under] of cpuDeltas) {
+    const value = spread(rounds.map((r) => (r[over] && r[under] ? 1000 * (cpuPerRequest(r[over]) - cpuPerRequest(r[under])) : Number.NaN)));
+    verdicts.push({ name, value, ok: true, reference: true });
+  }
   if (half) {
     const h = half;
     const p99 = (key: string) => spread(h.rounds.map((r) => r[key]?.p99 ?? Number.NaN));
