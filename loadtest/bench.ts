@@ -14,7 +14,9 @@
 // interleaved over BENCH_HALF_ROUNDS (3) rounds of BENCH_HALF_SECONDS (10) each; judged on the
 // median p99 of (b). Every case prints the generator's CPU share,
 // CPU ms per request of each process and SQL statements per request, and (reference) the CPU per
-// request the gateway adds: b − a, b − p, d − e, all processes. BENCH_PROFILE=1 (or a miss)
+// request the gateway adds: b − a, b − p, d − e, all processes; and b − a split into the gateway
+// itself (its process and its PostgreSQL backends, `gw-pg`) under (b) and what the rest costs
+// more under (b) than under (a), plus the gateway itself per keyed write. BENCH_PROFILE=1 (or a miss)
 // adds CPU profiles of the floor, of sales under (a) and of the gateway under (b).
 // `--runtime deno` (or BENCH_RUNTIME=deno) runs the by-id read cases on a Bun stack and a Deno
 // stack, interleaved, and reports Deno/Bun.
@@ -29,6 +31,7 @@ import {
   k6Figures,
   openLoopAtRate,
   type RatioCheck,
+  type Spread,
   spread,
   tally,
   type Verdict,
@@ -53,7 +56,7 @@ const HALF_ROUNDS = Number(process.env.BENCH_HALF_ROUNDS ?? 3);
 const HALF_CASES = ['b', 'a', 'floor'];
 const HALF_LABELS: Record<string, string> = { b: '(b)', a: '(a)', floor: 'floor' };
 const CORES = cpus().length;
-const GROUPS = ['floor', 'sales', 'gateway', 'nginx', 'proxy', 'postgres'];
+const GROUPS = ['floor', 'sales', 'gateway', 'nginx', 'proxy', 'postgres', 'gw-pg'];
 const when = stamp();
 const log = (m: string) => console.log(`[bench] ${m}`);
 const out: string[] = [];
@@ -127,7 +130,12 @@ interface Measured {
 
 /** CPU milliseconds per request of every watched process together (the generator excluded). */
 function cpuPerRequest(m: Measured): number {
-  return Object.values(m.cpu.groups).reduce((sum, ms) => sum + ms, 0) / Math.max(1, m.figures.requests);
+  return m.cpu.total / Math.max(1, m.figures.requests);
+}
+
+/** CPU milliseconds per request of some watched groups together. */
+function groupsPerRequest(m: Measured, groups: string[]): number {
+  return groups.reduce((sum, g) => sum + (m.cpu.groups[g] ?? 0), 0) / Math.max(1, m.figures.requests);
 }
 
 async function measure(c: Case, round: string, seconds: number): Promise<Measured> {
@@ -290,6 +298,22 @@ try {
     const value = spread(rounds.map((r) => (r[over] && r[under] ? 1000 * (cpuPerRequest(r[over]) - cpuPerRequest(r[under])) : Number.NaN)));
     verdicts.push({ name, value, ok: true, reference: true });
   }
+  // b − a split: the gateway's own work (its process and its PostgreSQL backends) and what the
+  // rest (sales, its backends) costs more per read beside it on the same cores than under (a).
+  const GATEWAY_ITSELF = ['gateway', 'gw-pg'];
+  const perRound = (pick: (r: Record<string, Measured>) => number | undefined) => spread(rounds.map((r) => 1000 * (pick(r) ?? Number.NaN)));
+  const itself = (key: string) => perRound((r) => (r[key] ? groupsPerRequest(r[key], GATEWAY_ITSELF) : undefined));
+  const others = (over: string, under: string) =>
+    perRound((r) =>
+      r[over] && r[under] ? cpuPerRequest(r[over]) - groupsPerRequest(r[over], GATEWAY_ITSELF) - cpuPerRequest(r[under]) : undefined,
+    );
+  const splits: [string, Spread][] = [
+    ['CPU µs/read of the gateway itself in (b)', itself('b')],
+    ['CPU µs/read the rest costs more in (b)', others('b', 'a')],
+  ];
+  if (deno) splits.push(['[deno] CPU µs/read of the gateway itself', itself('deno:b')]);
+  else splits.push(['CPU µs/write of the gateway itself in (d)', itself('d')]);
+  for (const [name, value] of splits) verdicts.push({ name, value, ok: true, reference: true });
   if (half) {
     const h = half;
     const p99 = (key: string) => spread(h.rounds.map((r) => r[key]?.p99 ?? Number.NaN));

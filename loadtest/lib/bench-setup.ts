@@ -134,6 +134,13 @@ export async function startBenchTarget(runtime: Runtime, log: (m: string) => voi
       (
         await stack.sql<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')
       ).rows.map((r) => r.pid);
+    // The gateway's own pool (libs/db names each service's connections `crm-<schema>`).
+    const gatewayBackends = async () =>
+      (
+        await stack.sql<{ pid: number }>(
+          "select pid from pg_stat_activity where datname = current_database() and application_name = 'crm-gateway'",
+        )
+      ).rows.map((r) => r.pid);
     const target: BenchTarget = {
       runtime,
       tenant,
@@ -157,6 +164,7 @@ export async function startBenchTarget(runtime: Runtime, log: (m: string) => voi
         { label: 'nginx', pids: () => childrenOf(nginx.pid as number) },
         { label: 'proxy', pids: () => [proxy.pid] },
         { label: 'postgres', pids: backends },
+        { label: 'gw-pg', pids: gatewayBackends, partOf: 'postgres' },
       ],
       env: stack.env,
       async statements() {

@@ -53,6 +53,8 @@ export function childrenOf(ppid: number): number[] {
 export interface Watched {
   label: string;
   pids: () => number[] | Promise<number[]>;
+  /** A subset of another group's processes (shown on its own, already counted in that group's total). */
+  partOf?: string;
 }
 
 interface Snapshot {
@@ -84,6 +86,8 @@ export interface CpuUse {
   generator: number;
   /** Per watched group: CPU milliseconds it used. */
   groups: Record<string, number>;
+  /** CPU milliseconds of every watched process, each counted once (groups that are `partOf` another left out). */
+  total: number;
 }
 
 /** Starts accounting; `stop()` returns what was used since (call it after the generator has exited). */
@@ -95,12 +99,14 @@ export async function startCpuAccount(watched: Watched[], cores: number) {
       const seconds = (after.at - before.at) / 1000;
       const capacity = seconds * TICKS_PER_SECOND * cores;
       const groups: Record<string, number> = {};
+      let total = 0;
       for (const w of watched) {
         const b = before.groups.get(w.label) ?? new Map();
         let ticks = 0;
         // A process that appeared during the case (a new pooled connection's backend) counts whole.
         for (const [pid, t] of after.groups.get(w.label) ?? new Map()) ticks += t - (b.get(pid) ?? 0);
         groups[w.label] = (ticks / TICKS_PER_SECOND) * 1000;
+        if (w.partOf === undefined) total += groups[w.label] as number;
       }
       const machineTotal = after.machine.total - before.machine.total;
       return {
@@ -108,6 +114,7 @@ export async function startCpuAccount(watched: Watched[], cores: number) {
         machine: machineTotal > 0 ? (after.machine.busy - before.machine.busy) / machineTotal : 0,
         generator: (after.generator - before.generator) / capacity,
         groups,
+        total,
       };
     },
   };
