@@ -130,15 +130,12 @@ export async function startBenchTarget(runtime: Runtime, log: (m: string) => voi
       log,
     });
     stops.push(() => nginx.stop());
-    const backends = async () =>
-      (
-        await stack.sql<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')
-      ).rows.map((r) => r.pid);
-    // The gateway's own pool (libs/db names each service's connections `crm-<schema>`).
-    const gatewayBackends = async () =>
+    /** The run database's backends, or only those of one pool (libs/db names each service's `crm-<schema>`). */
+    const backends = (applicationName?: string) => async () =>
       (
         await stack.sql<{ pid: number }>(
-          "select pid from pg_stat_activity where datname = current_database() and application_name = 'crm-gateway'",
+          'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and ($1::text is null or application_name = $1)',
+          [applicationName ?? null],
         )
       ).rows.map((r) => r.pid);
     const target: BenchTarget = {
@@ -163,8 +160,8 @@ export async function startBenchTarget(runtime: Runtime, log: (m: string) => voi
         { label: 'gateway', pids: () => [stack.processes.gateway.child.pid as number] },
         { label: 'nginx', pids: () => childrenOf(nginx.pid as number) },
         { label: 'proxy', pids: () => [proxy.pid] },
-        { label: 'postgres', pids: backends },
-        { label: 'gw-pg', pids: gatewayBackends, partOf: 'postgres' },
+        { label: 'postgres', pids: backends() },
+        { label: 'gw-pg', pids: backends('crm-gateway'), partOf: 'postgres' },
       ],
       env: stack.env,
       async statements() {
