@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ProcessName, processNames, repoRoot } from '@crm/stack';
+import { type ProcessName, processNames, RUNTIME_ENV, repoRoot } from '@crm/stack';
 import { sharedStack } from '@crm/testing';
 import type { TObject } from '@sinclair/typebox';
 import { parseAllDocuments } from 'yaml';
@@ -173,6 +173,17 @@ describe('the Dockerfile', () => {
     expect(runtime).not.toMatch(/COPY --from=deps \/app\/services \./);
     expect(text).toContain('HOST=0.0.0.0');
   });
+
+  test("the stack's runtime settings (RUNTIME_ENV) are the image's too, and every local process starts with them", async () => {
+    expect(Object.keys(RUNTIME_ENV)).toContain('MIMALLOC_PURGE_DELAY');
+    for (const [name, value] of Object.entries(RUNTIME_ENV)) expect(text).toMatch(new RegExp(`^\\s+${name}=${value} \\\\$`, 'm'));
+    const stack = await sharedStack();
+    for (const name of processNames) {
+      const environ = readFileSync(`/proc/${stack.processes[name].child.pid}/environ`, 'utf8').split('\0');
+      for (const [key, value] of Object.entries(RUNTIME_ENV))
+        expect({ name, set: environ.includes(`${key}=${value}`) }).toEqual({ name, set: true });
+    }
+  }, 120_000);
 
   for (const name of processNames) {
     test(`${name}: runs services/${name}/src/main.ts, exposes its port, health check on ${name === 'gateway' ? 'the operations port' : 'its port'}`, () => {
