@@ -19,7 +19,9 @@
 // more under (b) than under (a), plus the gateway itself per keyed write. BENCH_PROFILE=1 (or a miss)
 // adds CPU profiles of the floor, of sales under (a) and of the gateway under (b).
 // `--runtime deno` (or BENCH_RUNTIME=deno) runs the by-id read cases on a Bun stack and a Deno
-// stack, interleaved, and reports Deno/Bun.
+// stack, interleaved, and reports Deno/Bun. The header names the machine by what its kernel work
+// costs (loadtest/machine-probe.go: a system call, a page fault, a process wake-up, a loopback
+// TCP round trip), measured before the stack starts.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +41,7 @@ import {
 } from './lib/bench-targets.ts';
 import { type CpuUse, startCpuAccount } from './lib/cpu.ts';
 import { k6Binary, resultsDir, stamp } from './lib/k6.ts';
+import { machineProbe } from './lib/machine-probe.ts';
 import { profileHead, profileProcess } from './lib/profile.ts';
 import { type LoadFigures, type RequestShape, runWrk, wrkBinary } from './lib/wrk.ts';
 
@@ -151,6 +154,8 @@ async function measure(c: Case, round: string, seconds: number): Promise<Measure
 wrkBinary(log);
 k6Binary();
 const startLoad = load();
+// Before the stack starts, on a machine as quiet as the bench will find it.
+const machine = machineProbe();
 mkdirSync(resultsDir, { recursive: true });
 const bun = await startBenchTarget('bun', log);
 let deno: BenchTarget | undefined;
@@ -209,6 +214,7 @@ try {
   say(
     `bench ${when} — ${CORES} cores (${cpus()[0]?.model ?? 'cpu'}), load average at start ${startLoad}, per round ${roundLoads.join(' | ')}`,
   );
+  say(`machine: ${machine}`);
   say(`wrk 1 thread × ${CONNECTIONS} connections, ${ROUNDS} rounds × ${SECONDS} s per case; figures are medians over the rounds`);
   say(`runtime${deno ? 's bun and deno' : ' bun'}; nginx workers ${process.env.NGINX_WORKERS ?? 1}; sales, floor: pg pool 5`);
   say();
@@ -335,7 +341,7 @@ try {
   say(tally(verdicts));
   writeFileSync(
     join(resultsDir, `bench-${when}.json`),
-    JSON.stringify({ when, cores: CORES, startLoad, roundLoads, rounds, half, verdicts }, null, 2),
+    JSON.stringify({ when, cores: CORES, machine, startLoad, roundLoads, rounds, half, verdicts }, null, 2),
   );
 
   if (!deno && (process.env.BENCH_PROFILE === '1' || verdicts.some((v) => !v.ok))) {
