@@ -71,10 +71,16 @@ export function defaultOpsPort(env: Record<string, string | undefined> = process
  * wins). `MIMALLOC_PURGE_DELAY=-1`: Bun's allocator (mimalloc) keeps the pages it has freed
  * instead of handing them back to the kernel 10 ms later, so a busy server does not fault the
  * same pages in again and again. On a VM where a page fault is dear (12 µs on the twenty-second
- * session's, loadtest/README.md) that was a quarter of the gateway's CPU per read; the price is
- * that a process's resident memory stays at its peak. Deno does not use mimalloc and ignores it.
+ * session's, loadtest/README.md) that was a fifth or more of the gateway's CPU per read; the
+ * price is that a process's resident memory stays at its peak. It is mimalloc's own variable: a
+ * runtime without mimalloc does nothing with it.
  */
 export const RUNTIME_ENV: Record<string, string> = { MIMALLOC_PURGE_DELAY: '-1' };
+
+/** The environment of a process the stack starts: RUNTIME_ENV, then this process's, then `layers` in order. */
+export function childEnv(...layers: Record<string, string | undefined>[]): Record<string, string | undefined> {
+  return Object.assign({}, RUNTIME_ENV, process.env, ...layers);
+}
 
 function binary(name: 'bun' | 'deno'): string {
   return join(repoRoot, 'node_modules', '.bin', name);
@@ -112,7 +118,7 @@ export function spawnService(options: {
   const ops = name === 'gateway' ? { GATEWAY_OPS_PORT: String(options.opsPort ?? 0) } : {};
   const child = spawn(binary(runtime), args, {
     cwd: repoRoot,
-    env: { ...RUNTIME_ENV, ...process.env, ...options.env, ...ops },
+    env: childEnv(options.env, ops),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (options.logFile) {
