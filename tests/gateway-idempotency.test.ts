@@ -338,12 +338,15 @@ describe('a keyed write: its grant and its claim in one statement (§7 before §
     try {
       await lock.query('begin');
       await lock.query('select 1 from gateway.rate_limits where bucket = $1 for update', [`tenant:${t.tenantId}:write`]);
+      const holder = (await lock.query('select pg_backend_pid() as pid')).rows[0].pid as number;
       const key = newKey();
       const pending = t.request('POST', '/v1/contacts', { body: { name: `One ${key}`, type: 'client' }, headers: keyed(key) });
       let waiting: string | undefined;
       for (let i = 0; i < 100 && !waiting; i++) {
+        // Only what waits for this bucket's lock: another statement on rate_limits may be waiting elsewhere.
         const { rows } = await stack.sql(
-          `select query from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%rate_limits%'`,
+          `select query from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and $1 = any(pg_blocking_pids(pid))`,
+          [holder],
         );
         waiting = rows[0]?.query;
         if (!waiting) await sleep(20);
