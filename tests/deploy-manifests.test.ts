@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ProcessName, processNames, RUNTIME_ENV, repoRoot } from '@crm/stack';
+import { type ProcessName, processNames, RUNTIME_ENV, repoRoot, runtimeEnv } from '@crm/stack';
 import { sharedStack } from '@crm/testing';
 import type { TObject } from '@sinclair/typebox';
 import { parseAllDocuments } from 'yaml';
@@ -174,14 +174,24 @@ describe('the Dockerfile', () => {
     expect(text).toContain('HOST=0.0.0.0');
   });
 
-  test("the stack's runtime settings (RUNTIME_ENV) are the image's too, and every local process starts with them", async () => {
+  test("the stack's runtime settings (RUNTIME_ENV) are the image's, each process's differences (PROCESS_RUNTIME_ENV) its manifests', and every local process starts with its own", async () => {
     expect(Object.keys(RUNTIME_ENV)).toContain('MIMALLOC_PURGE_DELAY');
     for (const [name, value] of Object.entries(RUNTIME_ENV)) expect(text).toMatch(new RegExp(`^\\s+${name}=${value} \\\\$`, 'm'));
+    const k8s = kustomize().objects;
+    for (const name of processNames) {
+      // What the container ends up with: the image's value, unless compose or Kubernetes sets another.
+      const k8sEnv = k8s.find((o) => o.kind === 'Deployment' && o.metadata.name === name).spec.template.spec.containers[0].env;
+      for (const [key, value] of Object.entries(runtimeEnv(name))) {
+        const composed = compose.services[name].environment?.[key] ?? RUNTIME_ENV[key];
+        const deployed = k8sEnv.find((e: { name: string }) => e.name === key)?.value ?? RUNTIME_ENV[key];
+        expect({ name, key, composed, deployed }).toEqual({ name, key, composed: value, deployed: value });
+      }
+    }
     const stack = await sharedStack();
     for (const name of processNames) {
       const environ = readFileSync(`/proc/${stack.processes[name].child.pid}/environ`, 'utf8').split('\0');
-      for (const [key, value] of Object.entries(RUNTIME_ENV))
-        expect({ name, set: environ.includes(`${key}=${value}`) }).toEqual({ name, set: true });
+      for (const [key, value] of Object.entries(runtimeEnv(name)))
+        expect({ name, key, set: environ.includes(`${key}=${value}`) }).toEqual({ name, key, set: true });
     }
   }, 120_000);
 

@@ -3,7 +3,7 @@
 // answer that contact with the same bytes (checked here before anything is measured).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { childEnv, freePort, type Runtime, repoRoot, waitReady } from '@crm/stack';
+import { childEnv, freePort, type Runtime, repoRoot, runtimeEnv, waitReady } from '@crm/stack';
 import { startStack } from '@crm/testing';
 import { childrenOf, type Watched } from './cpu.ts';
 import { startNginx } from './nginx.ts';
@@ -60,7 +60,7 @@ async function startReference(runtime: Runtime, script: string, env: (port: numb
   const child = spawn(binary, runtime === 'deno' ? ['run', '-A', '--quiet', entry] : [entry], {
     cwd: repoRoot,
     // The stack's runtime settings too, so that the references differ from it in code only.
-    env: childEnv(env(port)),
+    env: childEnv(runtimeEnv(), env(port)),
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const proc = { name: 'sales' as const, url: `http://127.0.0.1:${port}`, child, stop: async () => null };

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { services } from '@crm/contracts';
-import { childEnv, freePort, type ProcessName, repoRoot, waitReady } from '@crm/stack';
+import { childEnv, freePort, type ProcessName, repoRoot, runtimeEnv, waitReady } from '@crm/stack';
 
 /**
  * Starts one more replica of a process (`gateway` or a service) under `bun --cpu-prof-md` with the
@@ -28,7 +28,7 @@ export async function profileProcess(
         : { [services[name].portEnv]: String(port) };
   const child = spawn(bun, ['--cpu-prof-md', `--cpu-prof-dir=${dir}`, entry], {
     cwd: repoRoot,
-    env: childEnv(env, ports),
+    env: childEnv(runtimeEnv(name === 'floor' ? undefined : name), env, ports),
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const proc = { name: name === 'floor' ? ('sales' as const) : name, url: `http://127.0.0.1:${port}`, child, stop: async () => null };

@@ -68,18 +68,38 @@ export function defaultOpsPort(env: Record<string, string | undefined> = process
 
 /**
  * Environment every Bun process of the stack starts with (a value already in the environment
- * wins). `MIMALLOC_PURGE_DELAY=-1`: Bun's allocator (mimalloc) keeps the pages it has freed
- * instead of handing them back to the kernel 10 ms later, so a busy server does not fault the
- * same pages in again and again. On a VM where a page fault is dear (12 µs on the twenty-second
- * session's, loadtest/README.md) that was a fifth or more of the gateway's CPU per read; the
- * price is that a process's resident memory stays at its peak. It is mimalloc's own variable: a
- * runtime without mimalloc does nothing with it.
+ * wins; `PROCESS_RUNTIME_ENV` says where one process differs). `MIMALLOC_PURGE_DELAY=-1`: Bun's
+ * allocator (mimalloc) keeps the pages it has freed instead of handing them back to the kernel
+ * 10 ms later, so a busy server does not fault the same pages in again and again. On a VM where a
+ * page fault is dear (12 µs on the twenty-second session's, loadtest/README.md) that was a fifth
+ * or more of the gateway's CPU per read; the price is that a process's resident memory stays at
+ * its peak. It is mimalloc's own variable: a runtime without mimalloc does nothing with it.
  */
 export const RUNTIME_ENV: Record<string, string> = { MIMALLOC_PURGE_DELAY: '-1' };
 
-/** The environment of a process the stack starts: RUNTIME_ENV, then this process's, then `layers` in order. */
-export function childEnv(...layers: Record<string, string | undefined>[]): Record<string, string | undefined> {
-  return Object.assign({}, RUNTIME_ENV, process.env, ...layers);
+/**
+ * Where a process's runtime environment differs from RUNTIME_ENV. documents keeps mimalloc's
+ * own purge delay (10 ms): its work is streaming uploads in and out, not small reads, and with
+ * the purge off its resident memory climbed with each burst of ten parallel 20 MiB uploads
+ * (+82 MiB after the first, +148 after twenty-four, against +78 to +100 with the purge on;
+ * loadtest/README.md, twenty-third session), to the edge of its 150 MiB target. The deployment
+ * manifests set the same for its container (the image itself has RUNTIME_ENV).
+ */
+export const PROCESS_RUNTIME_ENV: Partial<Record<ProcessName, Record<string, string>>> = {
+  documents: { MIMALLOC_PURGE_DELAY: '10' },
+};
+
+/** The runtime environment of one process of the stack (RUNTIME_ENV and its own differences), or the common one. */
+export function runtimeEnv(name?: ProcessName): Record<string, string> {
+  return { ...RUNTIME_ENV, ...(name ? PROCESS_RUNTIME_ENV[name] : undefined) };
+}
+
+/** The environment of a process the stack starts: its runtime environment, then this process's, then `layers` in order. */
+export function childEnv(
+  runtime: Record<string, string>,
+  ...layers: Record<string, string | undefined>[]
+): Record<string, string | undefined> {
+  return Object.assign({}, runtime, process.env, ...layers);
 }
 
 function binary(name: 'bun' | 'deno'): string {
@@ -118,7 +138,7 @@ export function spawnService(options: {
   const ops = name === 'gateway' ? { GATEWAY_OPS_PORT: String(options.opsPort ?? 0) } : {};
   const child = spawn(binary(runtime), args, {
     cwd: repoRoot,
-    env: childEnv(options.env, ops),
+    env: childEnv(runtimeEnv(name), options.env, ops),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (options.logFile) {
