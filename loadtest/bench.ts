@@ -12,7 +12,8 @@
 // open-loop at half its median peak for the p99 (loadtest/open-loop.ts; BENCH_HALF_GENERATOR=k6
 // for k6), with (a) and the floor at that same rate for reference (the machine's own tail),
 // interleaved over BENCH_HALF_ROUNDS (3) rounds of BENCH_HALF_SECONDS (10) each; judged on the
-// median p99 of (b). Every case prints the generator's CPU share,
+// median p99 of (b). Every case, the open-loop ones too, prints the generator's CPU share and the
+// machine's busy share,
 // CPU ms per request of each process and SQL statements per request, and (reference) the CPU per
 // request the gateway adds: b − a, b − p, d − e, all processes; and b − a split into the gateway
 // itself (its process and its PostgreSQL backends, `gw-pg`) under (b) and what the rest costs
@@ -186,25 +187,32 @@ try {
   // Half peak: (b), (a) and the floor open-loop at the same rate, interleaved over HALF_ROUNDS
   // rounds like the ratios, so a burst of the machine's own noise (steal time, a neighbour) hits
   // one round of one case rather than the verdict; the target is judged on the median p99 of (b).
-  let half: { rate: number; rounds: Record<string, LoadFigures>[]; generator: number[] } | undefined;
+  // Each case's generator and machine shares are kept too: the tail of (b) at this rate follows how
+  // busy the two cores already are (loadtest/README.md, twenty-fourth session).
+  let half:
+    | { rate: number; rounds: Record<string, LoadFigures>[]; shares: Record<string, { generator: number; machine: number }>[] }
+    | undefined;
   if (!deno) {
     const rate = Math.max(1, Math.floor(spread(figuresOf.map((r) => r.b?.rps ?? 0)).median / 2));
-    half = { rate, rounds: [], generator: [] };
+    half = { rate, rounds: [], shares: [] };
     for (let r = 0; r < HALF_ROUNDS; r += 1) {
       log(
         `half peak, round ${r + 1}/${HALF_ROUNDS}: (b), (a) and the floor at ${rate} req/s (half (b)'s median peak), open loop, ${HALF_SECONDS} s each…`,
       );
       const round: Record<string, LoadFigures> = {};
+      const shares: Record<string, { generator: number; machine: number }> = {};
       for (const key of HALF_CASES) {
         const c = cases.find((x) => x.key === key) as Case;
-        const account = key === 'b' ? await startCpuAccount([], CORES) : undefined;
+        const account = await startCpuAccount([], CORES);
         round[key] =
           key === 'b' && process.env.BENCH_HALF_GENERATOR === 'k6'
             ? k6Figures(await k6AtRate(c.shape('half'), { vus: CONNECTIONS, duration: `${HALF_SECONDS}s`, rate, name: 'bench-b-half' }))
             : await openLoopAtRate(c.shape('half'), { seconds: HALF_SECONDS, rate });
-        if (account) half.generator.push((await account.stop()).generator);
+        const used = await account.stop();
+        shares[key] = { generator: used.generator, machine: used.machine };
       }
       half.rounds.push(round);
+      half.shares.push(shares);
     }
   }
 
@@ -256,9 +264,10 @@ try {
       const label = key === 'b' ? `(b) at half peak: ${h.rate} req/s (open loop)` : `${HALF_LABELS[key]} at the same rate (open loop)`;
       const rps = over(key, (x) => x.rps);
       const failed = Math.max(...h.rounds.map((r) => r[key]?.failed ?? 1));
-      const generator = key === 'b' ? f(spread(h.generator).median * 100).padStart(5) : '';
+      const share = (pick: (s: { generator: number; machine: number }) => number) =>
+        f(spread(h.shares.map((s) => (s[key] ? pick(s[key]) : Number.NaN))).median * 100);
       say(
-        `${label.padEnd(48)} ${f(rps.median).padStart(7)} ${''.padStart(13)} ${f(over(key, (x) => x.p50).median, 2).padStart(7)} ${f(over(key, (x) => x.p99).median, 2).padStart(7)} ${`${f(failed * 100, 1)}%`.padStart(5)} ${generator}`,
+        `${label.padEnd(48)} ${f(rps.median).padStart(7)} ${''.padStart(13)} ${f(over(key, (x) => x.p50).median, 2).padStart(7)} ${f(over(key, (x) => x.p99).median, 2).padStart(7)} ${`${f(failed * 100, 1)}%`.padStart(5)} ${share((s) => s.generator).padStart(5)} ${share((s) => s.machine).padStart(6)}`,
       );
     }
   }
