@@ -189,9 +189,7 @@ try {
   // one round of one case rather than the verdict; the target is judged on the median p99 of (b).
   // Each case's generator and machine shares are kept too: the tail of (b) at this rate follows how
   // busy the two cores already are (loadtest/README.md, twenty-fourth session).
-  let half:
-    | { rate: number; rounds: Record<string, LoadFigures>[]; shares: Record<string, { generator: number; machine: number }>[] }
-    | undefined;
+  let half: { rate: number; rounds: Record<string, LoadFigures>[]; shares: Record<string, CpuUse>[] } | undefined;
   if (!deno) {
     const rate = Math.max(1, Math.floor(spread(figuresOf.map((r) => r.b?.rps ?? 0)).median / 2));
     half = { rate, rounds: [], shares: [] };
@@ -200,7 +198,7 @@ try {
         `half peak, round ${r + 1}/${HALF_ROUNDS}: (b), (a) and the floor at ${rate} req/s (half (b)'s median peak), open loop, ${HALF_SECONDS} s each…`,
       );
       const round: Record<string, LoadFigures> = {};
-      const shares: Record<string, { generator: number; machine: number }> = {};
+      const shares: Record<string, CpuUse> = {};
       for (const key of HALF_CASES) {
         const c = cases.find((x) => x.key === key) as Case;
         const account = await startCpuAccount([], CORES);
@@ -208,8 +206,7 @@ try {
           key === 'b' && process.env.BENCH_HALF_GENERATOR === 'k6'
             ? k6Figures(await k6AtRate(c.shape('half'), { vus: CONNECTIONS, duration: `${HALF_SECONDS}s`, rate, name: 'bench-b-half' }))
             : await openLoopAtRate(c.shape('half'), { seconds: HALF_SECONDS, rate });
-        const used = await account.stop();
-        shares[key] = { generator: used.generator, machine: used.machine };
+        shares[key] = await account.stop();
       }
       half.rounds.push(round);
       half.shares.push(shares);
@@ -264,8 +261,7 @@ try {
       const label = key === 'b' ? `(b) at half peak: ${h.rate} req/s (open loop)` : `${HALF_LABELS[key]} at the same rate (open loop)`;
       const rps = over(key, (x) => x.rps);
       const failed = Math.max(...h.rounds.map((r) => r[key]?.failed ?? 1));
-      const share = (pick: (s: { generator: number; machine: number }) => number) =>
-        f(spread(h.shares.map((s) => (s[key] ? pick(s[key]) : Number.NaN))).median * 100);
+      const share = (pick: (use: CpuUse) => number) => f(spread(h.shares.map((s) => (s[key] ? pick(s[key]) : Number.NaN))).median * 100);
       say(
         `${label.padEnd(48)} ${f(rps.median).padStart(7)} ${''.padStart(13)} ${f(over(key, (x) => x.p50).median, 2).padStart(7)} ${f(over(key, (x) => x.p99).median, 2).padStart(7)} ${`${f(failed * 100, 1)}%`.padStart(5)} ${share((s) => s.generator).padStart(5)} ${share((s) => s.machine).padStart(6)}`,
       );
