@@ -12,8 +12,9 @@
 // open-loop at half its median peak for the p99 (loadtest/open-loop.ts; BENCH_HALF_GENERATOR=k6
 // for k6), with (a) and the floor at that same rate for reference (the machine's own tail),
 // interleaved over BENCH_HALF_ROUNDS (3) rounds of BENCH_HALF_SECONDS (10) each; judged on the
-// median p99 of (b). Every case, the open-loop ones too, prints the generator's CPU share and the
-// machine's busy share,
+// median p99 of (b). Each round ends with (b) once more at the rate at which it asks the machine
+// for as much CPU as (a) at half peak (for reference: (b)'s tail at (a)'s headroom). Every case,
+// the open-loop ones too, prints the generator's CPU share and the machine's busy share,
 // CPU ms per request of each process and SQL statements per request, and (reference) the CPU per
 // request the gateway adds: b − a, b − p, d − e, all processes; and b − a split into the gateway
 // itself (its process and its PostgreSQL backends, `gw-pg`) under (b) and what the rest costs
@@ -58,7 +59,9 @@ const HALF_SECONDS = Number(process.env.BENCH_HALF_SECONDS ?? 10);
 const HALF_ROUNDS = Number(process.env.BENCH_HALF_ROUNDS ?? 3);
 /** The cases run open-loop at half (b)'s peak, in this order in every round. */
 const HALF_CASES = ['b', 'a', 'floor'];
-const HALF_LABELS: Record<string, string> = { b: '(b)', a: '(a)', floor: 'floor' };
+/** The fourth half-peak case: (b) at the rate at which it asks the machine for the CPU (a) asks at half peak. */
+const SAME_DEMAND = 'b-same-demand';
+const HALF_LABELS: Record<string, string> = { b: '(b)', a: '(a)', floor: 'floor', [SAME_DEMAND]: "(b) at (a)'s CPU demand" };
 const CORES = cpus().length;
 const GROUPS = ['floor', 'sales', 'gateway', 'nginx', 'proxy', 'postgres', 'gw-pg'];
 const when = stamp();
@@ -189,23 +192,29 @@ try {
   // one round of one case rather than the verdict; the target is judged on the median p99 of (b).
   // Each case's generator and machine shares are kept too: the tail of (b) at this rate follows how
   // busy the two cores already are (loadtest/README.md, twenty-fourth session).
-  let half: { rate: number; rounds: Record<string, LoadFigures>[]; shares: Record<string, CpuUse>[] } | undefined;
+  // Then (b) once more, at the rate at which it asks the machine for as much CPU as (a) asks at half
+  // peak (the rate scaled by their closed-loop CPU per read): (b)'s tail with (a)'s headroom, for
+  // reference. Each half-peak case's CPU is kept per watched process too (in the results file).
+  let half: { rate: number; sameDemandRate: number; rounds: Record<string, LoadFigures>[]; shares: Record<string, CpuUse>[] } | undefined;
   if (!deno) {
     const rate = Math.max(1, Math.floor(spread(figuresOf.map((r) => r.b?.rps ?? 0)).median / 2));
-    half = { rate, rounds: [], shares: [] };
+    const perRead = (key: string) => spread(rounds.map((r) => (r[key] ? cpuPerRequest(r[key]) : Number.NaN))).median;
+    const sameDemandRate = Math.max(1, Math.min(rate, Math.round((rate * perRead('a')) / perRead('b'))) || rate);
+    half = { rate, sameDemandRate, rounds: [], shares: [] };
     for (let r = 0; r < HALF_ROUNDS; r += 1) {
       log(
-        `half peak, round ${r + 1}/${HALF_ROUNDS}: (b), (a) and the floor at ${rate} req/s (half (b)'s median peak), open loop, ${HALF_SECONDS} s each…`,
+        `half peak, round ${r + 1}/${HALF_ROUNDS}: (b), (a) and the floor at ${rate} req/s (half (b)'s median peak), then (b) at ${sameDemandRate} req/s ((a)'s CPU demand), open loop, ${HALF_SECONDS} s each…`,
       );
       const round: Record<string, LoadFigures> = {};
       const shares: Record<string, CpuUse> = {};
-      for (const key of HALF_CASES) {
-        const c = cases.find((x) => x.key === key) as Case;
-        const account = await startCpuAccount([], CORES);
+      for (const key of [...HALF_CASES, SAME_DEMAND]) {
+        const c = cases.find((x) => x.key === (key === SAME_DEMAND ? 'b' : key)) as Case;
+        const at = key === SAME_DEMAND ? sameDemandRate : rate;
+        const account = await startCpuAccount(c.target.watched, CORES);
         round[key] =
           key === 'b' && process.env.BENCH_HALF_GENERATOR === 'k6'
             ? k6Figures(await k6AtRate(c.shape('half'), { vus: CONNECTIONS, duration: `${HALF_SECONDS}s`, rate, name: 'bench-b-half' }))
-            : await openLoopAtRate(c.shape('half'), { seconds: HALF_SECONDS, rate });
+            : await openLoopAtRate(c.shape('half'), { seconds: HALF_SECONDS, rate: at });
         shares[key] = await account.stop();
       }
       half.rounds.push(round);
@@ -257,8 +266,12 @@ try {
   if (half) {
     const h = half;
     const over = (key: string, pick: (f: LoadFigures) => number) => spread(h.rounds.map((r) => (r[key] ? pick(r[key]) : Number.NaN)));
-    for (const key of HALF_CASES) {
-      const label = key === 'b' ? `(b) at half peak: ${h.rate} req/s (open loop)` : `${HALF_LABELS[key]} at the same rate (open loop)`;
+    const labels: Record<string, string> = {
+      b: `(b) at half peak: ${h.rate} req/s (open loop)`,
+      [SAME_DEMAND]: `(b) at (a)'s CPU demand: ${h.sameDemandRate} req/s`,
+    };
+    for (const key of [...HALF_CASES, SAME_DEMAND]) {
+      const label = labels[key] ?? `${HALF_LABELS[key]} at the same rate (open loop)`;
       const rps = over(key, (x) => x.rps);
       const failed = Math.max(...h.rounds.map((r) => r[key]?.failed ?? 1));
       const share = (pick: (use: CpuUse) => number) => f(spread(h.shares.map((s) => (s[key] ? pick(s[key]) : Number.NaN))).median * 100);
@@ -331,8 +344,8 @@ try {
     const b = p99('b');
     verdicts.push(
       { name: 'p99 of (b) at half peak < 20 ms', value: b, ok: b.median < 20, reference: false },
-      ...HALF_CASES.filter((key) => key !== 'b').map((key) => ({
-        name: `p99 of ${HALF_LABELS[key]} at that rate`,
+      ...[...HALF_CASES.filter((key) => key !== 'b'), SAME_DEMAND].map((key) => ({
+        name: key === SAME_DEMAND ? `p99 of ${HALF_LABELS[key]}` : `p99 of ${HALF_LABELS[key]} at that rate`,
         value: p99(key),
         ok: true,
         reference: true,
