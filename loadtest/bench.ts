@@ -14,7 +14,8 @@
 // interleaved over BENCH_HALF_ROUNDS (3) rounds of BENCH_HALF_SECONDS (10) each; judged on the
 // median p99 of (b). Each round ends with (b) once more at the rate at which it asks the machine
 // for as much CPU as (a) at half peak (for reference: (b)'s tail at (a)'s headroom). Every case,
-// the open-loop ones too, prints the generator's CPU share and the machine's busy share,
+// the open-loop ones too, prints the generator's CPU share, the machine's busy share and the part
+// of it that was steal time (the hypervisor running something else),
 // CPU ms per request of each process and SQL statements per request, and (reference) the CPU per
 // request the gateway adds: b − a, b − p, d − e, all processes; and b − a split into the gateway
 // itself (its process and its PostgreSQL backends, `gw-pg`) under (b) and what the rest costs
@@ -233,7 +234,7 @@ try {
   say(`runtime${deno ? 's bun and deno' : ' bun'}; nginx workers ${process.env.NGINX_WORKERS ?? 1}; sales, floor: pg pool 5`);
   say();
   say(
-    `${'case'.padEnd(48)} ${'req/s'.padStart(7)} ${'min'.padStart(6)} ${'max'.padStart(6)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'fail'.padStart(5)} ${'wrk%'.padStart(5)} ${'busy%'.padStart(6)}  CPU ms/request: ${GROUPS.join(' ')}  SQL/request: sales gateway`,
+    `${'case'.padEnd(48)} ${'req/s'.padStart(7)} ${'min'.padStart(6)} ${'max'.padStart(6)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'fail'.padStart(5)} ${'wrk%'.padStart(5)} ${'busy%'.padStart(6)} ${'steal%'.padStart(6)}  CPU ms/request: ${GROUPS.join(' ')}  SQL/request: sales gateway`,
   );
   for (const c of cases) {
     const rps = spread(rounds.map((r) => r[c.key]?.figures.rps ?? Number.NaN));
@@ -260,7 +261,7 @@ try {
         2,
       ).padStart(
         7,
-      )} ${`${f(failed * 100, 1)}%`.padStart(5)} ${f(med(c.key, (m) => m.cpu.generator * 100)).padStart(5)} ${f(med(c.key, (m) => m.cpu.machine * 100)).padStart(6)}  ${perRequest}  ${statements}`,
+      )} ${`${f(failed * 100, 1)}%`.padStart(5)} ${f(med(c.key, (m) => m.cpu.generator * 100)).padStart(5)} ${f(med(c.key, (m) => m.cpu.machine * 100)).padStart(6)} ${f(med(c.key, (m) => m.cpu.steal * 100)).padStart(6)}  ${perRequest}  ${statements}`,
     );
   }
   if (half) {
@@ -276,7 +277,7 @@ try {
       const failed = Math.max(...h.rounds.map((r) => r[key]?.failed ?? 1));
       const share = (pick: (use: CpuUse) => number) => f(spread(h.shares.map((s) => (s[key] ? pick(s[key]) : Number.NaN))).median * 100);
       say(
-        `${label.padEnd(48)} ${f(rps.median).padStart(7)} ${''.padStart(13)} ${f(over(key, (x) => x.p50).median, 2).padStart(7)} ${f(over(key, (x) => x.p99).median, 2).padStart(7)} ${`${f(failed * 100, 1)}%`.padStart(5)} ${share((s) => s.generator).padStart(5)} ${share((s) => s.machine).padStart(6)}`,
+        `${label.padEnd(48)} ${f(rps.median).padStart(7)} ${''.padStart(13)} ${f(over(key, (x) => x.p50).median, 2).padStart(7)} ${f(over(key, (x) => x.p99).median, 2).padStart(7)} ${`${f(failed * 100, 1)}%`.padStart(5)} ${share((s) => s.generator).padStart(5)} ${share((s) => s.machine).padStart(6)} ${share((s) => s.steal).padStart(6)}`,
       );
     }
   }

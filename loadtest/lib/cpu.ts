@@ -25,13 +25,13 @@ function reapedChildrenTicks(): number {
   return Number(fields[13]) + Number(fields[14]);
 }
 
-/** Busy and total ticks of all CPUs together. */
-function machineTicks(): { busy: number; total: number } {
+/** Busy, stolen and total ticks of all CPUs together (steal: the hypervisor ran something else). */
+function machineTicks(): { busy: number; steal: number; total: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] as string;
   const values = line.trim().split(/\s+/).slice(1).map(Number);
   const total = values.slice(0, 8).reduce((a, b) => a + b, 0);
   const idle = (values[3] ?? 0) + (values[4] ?? 0);
-  return { busy: total - idle, total };
+  return { busy: total - idle, steal: values[7] ?? 0, total };
 }
 
 /** The pids whose parent is `ppid` (nginx's workers). */
@@ -59,7 +59,7 @@ export interface Watched {
 
 interface Snapshot {
   at: number;
-  machine: { busy: number; total: number };
+  machine: { busy: number; steal: number; total: number };
   generator: number;
   groups: Map<string, Map<number, number>>;
 }
@@ -82,6 +82,11 @@ export interface CpuUse {
   seconds: number;
   /** Busy share of all cores, from /proc/stat (everything on the machine, other work included). */
   machine: number;
+  /**
+   * The part of `machine` that was steal time: the hypervisor ran another guest (or its own work)
+   * while this one had work to run. A VM's noise, not this machine's load.
+   */
+  steal: number;
   /** The load generator's share of all cores. */
   generator: number;
   /** Per watched group: CPU milliseconds it used. */
@@ -109,9 +114,11 @@ export async function startCpuAccount(watched: Watched[], cores: number) {
         if (w.partOf === undefined) total += groups[w.label] as number;
       }
       const machineTotal = after.machine.total - before.machine.total;
+      const share = (ticks: number) => (machineTotal > 0 ? ticks / machineTotal : 0);
       return {
         seconds,
-        machine: machineTotal > 0 ? (after.machine.busy - before.machine.busy) / machineTotal : 0,
+        machine: share(after.machine.busy - before.machine.busy),
+        steal: share(after.machine.steal - before.machine.steal),
         generator: (after.generator - before.generator) / capacity,
         groups,
         total,
