@@ -26,7 +26,13 @@ function reapedChildrenTicks(): number {
 }
 
 /** Busy, stolen and total ticks of all CPUs together (steal: the hypervisor ran something else). */
-function machineTicks(): { busy: number; steal: number; total: number } {
+interface MachineTicks {
+  busy: number;
+  steal: number;
+  total: number;
+}
+
+function machineTicks(): MachineTicks {
   const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] as string;
   const values = line.trim().split(/\s+/).slice(1).map(Number);
   const total = values.slice(0, 8).reduce((a, b) => a + b, 0);
@@ -59,7 +65,7 @@ export interface Watched {
 
 interface Snapshot {
   at: number;
-  machine: { busy: number; steal: number; total: number };
+  machine: MachineTicks;
   generator: number;
   groups: Map<string, Map<number, number>>;
 }
