@@ -227,6 +227,48 @@ describe('the limiter', () => {
     expect(verdicts.slice(0, 10).map((v) => v.remaining)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
   });
 
+  test('a bucket with nothing waiting arms no timer: at low rates the gateway wakes for its requests only', async () => {
+    // The limiter's timers wait at most coalesceMs; an odd value tells them from the pool's own (30 s).
+    const coalesceMs = 1_777;
+    const limiterTimers: number[] = [];
+    const realSetTimeout = globalThis.setTimeout;
+    globalThis.setTimeout = ((handler: TimerHandler, delay?: number, ...args: unknown[]) => {
+      if (delay !== undefined && delay > coalesceMs - 1000 && delay <= coalesceMs) limiterTimers.push(delay);
+      return realSetTimeout(handler, delay, ...args);
+    }) as typeof setTimeout;
+    try {
+      const limiter = createRateLimiter(db, { coalesceMs });
+      const budget = tenantBudget('GET', { tenantId: crypto.randomUUID(), readPerMinute: 10, writePerMinute: 30 });
+      expect(await limiter.take(budget)).toMatchObject({ allowed: true, remaining: 9 });
+      await sleep(20);
+      expect(limiterTimers).toEqual([]);
+      // A request within coalesceMs of that statement still waits for the window: the one timer there is.
+      const before = statementCount();
+      const second = limiter.take(budget);
+      await sleep(20);
+      expect(limiterTimers.length).toBe(1);
+      expect(statementCount()).toBe(before);
+      expect(await second).toMatchObject({ allowed: true, remaining: 8 });
+      expect(statementCount()).toBe(before + 1);
+      // Answered, with nothing waiting: no timer again.
+      await sleep(20);
+      expect(limiterTimers.length).toBe(1);
+    } finally {
+      globalThis.setTimeout = realSetTimeout;
+    }
+  });
+
+  test('beyond maxBuckets a new bucket evicts the idle ones: their next request goes at once', async () => {
+    // coalesceMs far longer than the test's timeout: a request that waited for it would fail the test.
+    const limiter = createRateLimiter(db, { coalesceMs: 60_000, maxBuckets: 1 });
+    const tenant = (readPerMinute: number) => ({ tenantId: crypto.randomUUID(), readPerMinute, writePerMinute: 30 });
+    const a = tenantBudget('GET', tenant(10));
+    const b = tenantBudget('GET', tenant(10));
+    expect(await limiter.take(a)).toMatchObject({ allowed: true, remaining: 9 });
+    expect(await limiter.take(b)).toMatchObject({ allowed: true, remaining: 9 });
+    expect(await limiter.take(a)).toMatchObject({ allowed: true, remaining: 8 });
+  });
+
   test('a budget that is not spent (OPTIONS) is only looked at', async () => {
     const limiter = createRateLimiter(db);
     const tenant = { tenantId: crypto.randomUUID(), readPerMinute: 3, writePerMinute: 3 };

@@ -63,14 +63,18 @@ interface Batch {
   waiters: Waiter[];
 }
 
-/** A bucket this replica has sent a statement for within the last `coalesceMs`, or has requests for. */
+/**
+ * A bucket this replica has sent a statement for. An idle one (no batch, nothing in flight, no
+ * timer) stays in the map for its `lastSentAt` until `evictIdle` drops it: forgetting it on a
+ * timer would wake the event loop once more for nearly every read at low rates.
+ */
 interface BucketState {
   /** Requests waiting for the next statement. */
   batch: Batch | undefined;
   inFlight: boolean;
   /** When the last statement was sent (performance.now()). */
   lastSentAt: number;
-  /** Armed for `lastSentAt + coalesceMs`: then the waiting batch is sent, or an idle bucket forgotten. */
+  /** Armed for `lastSentAt + coalesceMs` while a batch waits: then it is sent. */
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
@@ -82,6 +86,12 @@ export interface RateLimiterOptions {
    * for a statement in flight.
    */
   coalesceMs?: number;
+  /**
+   * Buckets whose batching state is kept at most (10,000 when not given): beyond it a new bucket
+   * first evicts every idle one. An evicted bucket's next request goes at once, as one whose last
+   * statement is older than `coalesceMs`; what a bucket grants is in the database either way.
+   */
+  maxBuckets?: number;
 }
 
 /**
@@ -124,6 +134,7 @@ interface Headroom {
  */
 export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimiterOptions = {}) {
   const coalesceMs = options.coalesceMs ?? COALESCE_MS_DEFAULT;
+  const maxBuckets = options.maxBuckets ?? 10_000;
   const buckets = new Map<string, BucketState>();
   const headroom = new Map<string, Headroom>();
 
@@ -133,17 +144,21 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
     headroom.set(budget.bucket, { left: admissible(left, nowMs, budget.limit) - queued, at: performance.now() });
   }
 
-  /** Sends the waiting batch if the bucket may have a statement now, else arms its timer; forgets an idle bucket. */
+  /** Sends the waiting batch if the bucket may have a statement now, else arms its timer; an idle bucket needs neither. */
   function schedule(bucket: string, state: BucketState): void {
-    if (state.inFlight || state.timer !== undefined) return;
+    if (state.inFlight || state.timer !== undefined || !state.batch) return;
     const wait = state.lastSentAt + coalesceMs - performance.now();
     if (wait > 0) {
       state.timer = setTimeout(() => {
         state.timer = undefined;
         schedule(bucket, state);
       }, wait);
-    } else if (state.batch) void send(bucket, state, state.batch);
-    else buckets.delete(bucket);
+    } else void send(bucket, state, state.batch);
+  }
+
+  /** Drops the idle buckets' states (a dropped bucket's next request goes at once, as after `coalesceMs`). */
+  function evictIdle(): void {
+    for (const [bucket, state] of buckets) if (!state.batch && !state.inFlight && state.timer === undefined) buckets.delete(bucket);
   }
 
   async function send(bucket: string, state: BucketState, batch: Batch): Promise<void> {
@@ -176,6 +191,7 @@ export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimi
     return new Promise((resolve, reject) => {
       let state = buckets.get(budget.bucket);
       if (!state) {
+        if (buckets.size >= maxBuckets) evictIdle();
         state = { batch: undefined, inFlight: false, lastSentAt: Number.NEGATIVE_INFINITY, timer: undefined };
         buckets.set(budget.bucket, state);
       }
