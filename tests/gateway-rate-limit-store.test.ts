@@ -1,8 +1,9 @@
 // The rate limiter's store on a real PostgreSQL: the limiter's single statement (`CONSUME_SQL`)
 // and `gcra_consume` (migration 0008: the same statement, for replicas of the previous release)
 // apply the rule of rate-limit/gcra.ts exactly, with the constants the code passes in; the limiter batches
-// concurrent requests of a bucket without changing who passes; looking does not spend; the purge
-// drops refilled buckets only. The client-visible behaviour is in gateway-rate-limit.test.ts.
+// concurrent requests of a bucket without changing who passes, and arms no timer for an idle one;
+// looking does not spend; the purge drops refilled buckets only. The client-visible behaviour is
+// in gateway-rate-limit.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createDb, migrate, statementCount } from '@crm/db';
 import { dropRunResources, prepareRun, type RunResources } from '@crm/testing';
@@ -261,9 +262,9 @@ describe('the limiter', () => {
   test('beyond maxBuckets a new bucket evicts the idle ones: their next request goes at once', async () => {
     // coalesceMs far longer than the test's timeout: a request that waited for it would fail the test.
     const limiter = createRateLimiter(db, { coalesceMs: 60_000, maxBuckets: 1 });
-    const tenant = (readPerMinute: number) => ({ tenantId: crypto.randomUUID(), readPerMinute, writePerMinute: 30 });
-    const a = tenantBudget('GET', tenant(10));
-    const b = tenantBudget('GET', tenant(10));
+    const budget = () => tenantBudget('GET', { tenantId: crypto.randomUUID(), readPerMinute: 10, writePerMinute: 30 });
+    const a = budget();
+    const b = budget();
     expect(await limiter.take(a)).toMatchObject({ allowed: true, remaining: 9 });
     expect(await limiter.take(b)).toMatchObject({ allowed: true, remaining: 9 });
     expect(await limiter.take(a)).toMatchObject({ allowed: true, remaining: 8 });
