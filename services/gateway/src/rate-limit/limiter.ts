@@ -87,7 +87,7 @@ export interface RateLimiterOptions {
    */
   coalesceMs?: number;
   /**
-   * Buckets whose batching state is kept at most (10,000 when not given): beyond it a new bucket
+   * Buckets whose batching state is kept at most (MAX_BUCKETS, 10,000, when not given): beyond it a new bucket
    * first evicts every idle one. An evicted bucket's next request goes at once, as one whose last
    * statement is older than `coalesceMs`; what a bucket grants is in the database either way.
    */
@@ -111,8 +111,11 @@ const HEADROOM_FRESH_MS = 1000;
 /** Requests a bucket must have left, by this replica's estimate, before `likelyAllows` says yes. */
 const HEADROOM_MARGIN = 2;
 
-/** Buckets whose estimate is kept at most (the busiest ones; the map is cleared when it is full). */
-const HEADROOM_MAX_BUCKETS = 10_000;
+/**
+ * Buckets a replica keeps state for at most, by default: their batching state (`maxBuckets`, idle
+ * ones evicted) and their headroom estimate (the busiest ones; the map is cleared when it is full).
+ */
+const MAX_BUCKETS = 10_000;
 
 /** What the last statement for a bucket said was left, minus the requests this replica sent since. */
 interface Headroom {
@@ -134,13 +137,13 @@ interface Headroom {
  */
 export function createRateLimiter(db: Kysely<GatewayDatabase>, options: RateLimiterOptions = {}) {
   const coalesceMs = options.coalesceMs ?? COALESCE_MS_DEFAULT;
-  const maxBuckets = options.maxBuckets ?? 10_000;
+  const maxBuckets = options.maxBuckets ?? MAX_BUCKETS;
   const buckets = new Map<string, BucketState>();
   const headroom = new Map<string, Headroom>();
 
   /** Remembers what a statement left in the bucket (at the database's `now`), less `queued` requests sent since. */
   function noteHeadroom(budget: Budget, left: Bucket, nowMs: number, queued = 0): void {
-    if (headroom.size >= HEADROOM_MAX_BUCKETS) headroom.clear();
+    if (headroom.size >= MAX_BUCKETS) headroom.clear();
     headroom.set(budget.bucket, { left: admissible(left, nowMs, budget.limit) - queued, at: performance.now() });
   }
 
