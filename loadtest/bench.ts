@@ -339,6 +339,13 @@ try {
   if (deno) splits.push(['[deno] CPU µs/read of the gateway itself', itself('deno:b')]);
   else splits.push(['CPU µs/write of the gateway itself in (d)', itself('d')]);
   for (const [name, value] of splits) verdicts.push({ name, value, ok: true, reference: true });
+  // The same figure in units of (a)'s CPU per read, which the machine's speed divides out of: where
+  // the bench is bound by CPU, b/a ≥ 0.75 is (b − a) ≤ a/3, so without the interference this ≤ 0.33.
+  const shareOfA = (over: string, under: string) =>
+    spread(rounds.map((r) => (r[over] && r[under] ? groupsPerRequest(r[over], GATEWAY_ITSELF) / cpuPerRequest(r[under]) : Number.NaN)));
+  verdicts.push({ name: "gateway itself in (b) / (a)'s CPU per read", value: shareOfA('b', 'a'), ok: true, reference: true });
+  if (deno)
+    verdicts.push({ name: "[deno] gateway itself / (a)'s CPU per read", value: shareOfA('deno:b', 'deno:a'), ok: true, reference: true });
   if (half) {
     const h = half;
     const p99 = (key: string) => spread(h.rounds.map((r) => r[key]?.p99 ?? Number.NaN));
