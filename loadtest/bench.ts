@@ -311,6 +311,14 @@ try {
     );
   }
   const verdicts: Verdict[] = checks.map((check) => judgeRatio(check, figuresOf));
+  /** A figure of two cases measured in the same round (NaN in a round that lacks one), over the rounds. */
+  const acrossRounds = (over: string, under: string, figure: (o: Measured, u: Measured) => number) =>
+    spread(
+      rounds.map((r) => {
+        const [o, u] = [r[over], r[under]];
+        return o && u ? figure(o, u) : Number.NaN;
+      }),
+    );
   // What a target on the gateway's CPU per read would judge (every closing note of issue 18 has
   // recommended one): CPU of every watched process per request, one case minus another, per round.
   const cpuDeltas: [string, string, string][] = [
@@ -320,18 +328,15 @@ try {
   if (deno) cpuDeltas.push(['[deno] CPU µs/read the gateway adds (b − a)', 'deno:b', 'deno:a']);
   else cpuDeltas.push(['CPU µs/write the gateway adds (d − e)', 'd', 'e']);
   for (const [name, over, under] of cpuDeltas) {
-    const value = spread(rounds.map((r) => (r[over] && r[under] ? 1000 * (cpuPerRequest(r[over]) - cpuPerRequest(r[under])) : Number.NaN)));
+    const value = acrossRounds(over, under, (o, u) => 1000 * (cpuPerRequest(o) - cpuPerRequest(u)));
     verdicts.push({ name, value, ok: true, reference: true });
   }
   // b − a split: the gateway's own work (its process and its PostgreSQL backends) and what the
   // rest (sales, its backends) costs more per read beside it on the same cores than under (a).
   const GATEWAY_ITSELF = ['gateway', 'gw-pg'];
-  const perRound = (pick: (r: Record<string, Measured>) => number | undefined) => spread(rounds.map((r) => 1000 * (pick(r) ?? Number.NaN)));
-  const itself = (key: string) => perRound((r) => (r[key] ? groupsPerRequest(r[key], GATEWAY_ITSELF) : undefined));
+  const itself = (key: string) => acrossRounds(key, key, (o) => 1000 * groupsPerRequest(o, GATEWAY_ITSELF));
   const others = (over: string, under: string) =>
-    perRound((r) =>
-      r[over] && r[under] ? cpuPerRequest(r[over]) - groupsPerRequest(r[over], GATEWAY_ITSELF) - cpuPerRequest(r[under]) : undefined,
-    );
+    acrossRounds(over, under, (o, u) => 1000 * (cpuPerRequest(o) - groupsPerRequest(o, GATEWAY_ITSELF) - cpuPerRequest(u)));
   const splits: [string, Spread][] = [
     ['CPU µs/read of the gateway itself in (b)', itself('b')],
     ['CPU µs/read the rest costs more in (b)', others('b', 'a')],
@@ -342,7 +347,7 @@ try {
   // The same figure in units of (a)'s CPU per read, which the machine's speed divides out of: where
   // the bench is bound by CPU, b/a ≥ 0.75 is (b − a) ≤ a/3, so without the interference this ≤ 0.33.
   const shareOfA = (over: string, under: string) =>
-    spread(rounds.map((r) => (r[over] && r[under] ? groupsPerRequest(r[over], GATEWAY_ITSELF) / cpuPerRequest(r[under]) : Number.NaN)));
+    acrossRounds(over, under, (o, u) => groupsPerRequest(o, GATEWAY_ITSELF) / cpuPerRequest(u));
   verdicts.push({ name: "gateway itself in (b) / (a)'s CPU per read", value: shareOfA('b', 'a'), ok: true, reference: true });
   if (deno)
     verdicts.push({ name: "[deno] gateway itself / (a)'s CPU per read", value: shareOfA('deno:b', 'deno:a'), ok: true, reference: true });
