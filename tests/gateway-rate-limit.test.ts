@@ -144,6 +144,29 @@ describe('rate limits (contract §7)', () => {
     }
   });
 
+  test('RATE_LIMIT_FULL_BATCH: a full batch goes at once; a smaller one waits for the window', async () => {
+    const replica = await stack.startGatewayReplica({ RATE_LIMIT_COALESCE_MS: '1000', RATE_LIMIT_FULL_BATCH: '4' });
+    try {
+      const tenant = await stack.createTenant({ limits: { read_per_minute: 1000 } });
+      const read = () => fetch(`${replica.url}/v1/users`, { headers: { 'x-api-key': tenant.apiKey } });
+      /** Milliseconds from a grant of an idle bucket to the answers of `n` concurrent reads sent right after it. */
+      async function afterAGrant(n: number): Promise<number> {
+        await new Promise((r) => setTimeout(r, 1100)); // the bucket's window is over
+        const started = performance.now();
+        expect((await read()).status).toBe(200); // goes at once, and opens a 1 s window
+        const answers = await Promise.all(Array.from({ length: n }, read));
+        expect(answers.map((r) => r.status)).toEqual(Array(n).fill(200));
+        return performance.now() - started;
+      }
+      // Three reads wait for the end of the window (1 s after the grant)…
+      expect(await afterAGrant(3)).toBeGreaterThanOrEqual(950);
+      // …four fill the batch and go as one statement at once.
+      expect(await afterAGrant(4)).toBeLessThan(800);
+    } finally {
+      await replica.stop();
+    }
+  });
+
   describe('a read forwarded while its grant is on the way (the grant decides)', () => {
     /** GETs of one contact that sales has answered so far (its http_requests_total). */
     async function salesContactReads(): Promise<number> {

@@ -84,7 +84,7 @@ export function createApp(deps: GatewayDeps) {
   const urls = serviceUrls(config);
   const sales = createInternalClient({ service: 'sales', baseUrl: urls.sales, token: config.INTERNAL_TOKEN });
   const auth = createAuthenticator(db, deps.nc, config.AUTH_CACHE_MS);
-  const limiter = createRateLimiter(db, { coalesceMs: config.RATE_LIMIT_COALESCE_MS });
+  const limiter = createRateLimiter(db, { coalesceMs: config.RATE_LIMIT_COALESCE_MS, fullBatch: config.RATE_LIMIT_FULL_BATCH });
   const audit = createAuditRecorder(db, logger, {
     flushMs: config.AUDIT_FLUSH_MS,
     batchSize: config.AUDIT_BATCH_SIZE,

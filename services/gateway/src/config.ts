@@ -40,6 +40,8 @@ export const GatewayEnv = Type.Object({
    * the requests arriving meanwhile share the next one (limits stay exact; see the README).
    */
   RATE_LIMIT_COALESCE_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 2 }),
+  /** A batch of this many requests of one bucket goes without waiting for the rest of the window (0: off). */
+  RATE_LIMIT_FULL_BATCH: Type.Integer({ minimum: 0, maximum: 10_000, default: 16 }),
   AUDIT_FLUSH_MS: Type.Integer({ minimum: 10, default: 500 }),
   AUDIT_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 500 }),
   /** Memory the audit entries waiting for the database may take; beyond it new entries are dropped and counted. */

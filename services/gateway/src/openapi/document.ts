@@ -10,7 +10,7 @@ import { describeTags } from './tags.ts';
 import { describeWebhooks, webhookHeaderParameters } from './webhooks.ts';
 
 /** The API version the document describes: the newest release in CHANGELOG.md (a test keeps them in step). */
-export const API_VERSION = '1.2.6';
+export const API_VERSION = '1.2.7';
 
 type Paths = Record<string, Record<string, Record<string, any>>>;
 
