@@ -110,11 +110,8 @@ export interface RateLimiterOptions {
 export const COALESCE_MS_DEFAULT = 2;
 
 /**
- * `fullBatch` when not given (the gateway's `RATE_LIMIT_FULL_BATCH`). Measured on a fast 2-core VM
- * (gateway replicas of one stack alternated, reads by id): at 16 connections 8,718–9,045 reads/s
- * instead of 5,704–5,712 with the same 0.07 statements per read; at 64 connections 3–4 % fewer
- * (medians; 0.062 statements per read instead of 0.041); at 3,000 reads/s open loop no change. 8 sent 0.13
- * per read at 16 connections (loadtest/README.md, issue 18, twenty-ninth session).
+ * `fullBatch` when not given (the gateway's `RATE_LIMIT_FULL_BATCH`; what it gains and costs at 16
+ * and 64 connections and open loop, and why not 8: the gateway README, "A full batch goes at once").
  */
 export const FULL_BATCH_DEFAULT = 16;
 
