@@ -19,7 +19,8 @@
 // CPU ms per request of each process and SQL statements per request, and (reference) the CPU per
 // request the gateway adds: b − a, b − p, d − e, all processes; and b − a split into the gateway
 // itself (its process and its PostgreSQL backends, `gw-pg`) under (b) and what the rest costs
-// more under (b) than under (a), plus the gateway itself per keyed write. BENCH_PROFILE=1 (or a miss)
+// more under (b) than under (a), plus the gateway itself per keyed write; and the gateway's
+// process over the bare proxy's per read, user and kernel time apart. BENCH_PROFILE=1 (or a miss)
 // adds CPU profiles of the floor, of sales under (a) and of the gateway under (b).
 // `--runtime deno` (or BENCH_RUNTIME=deno) runs the by-id read cases on a Bun stack and a Deno
 // stack, interleaved, and reports Deno/Bun. The header names the machine by what its kernel work
@@ -144,6 +145,12 @@ function cpuPerRequest(m: Measured): number {
 /** CPU milliseconds per request of some watched groups together. */
 function groupsPerRequest(m: Measured, groups: string[]): number {
   return groups.reduce((sum, g) => sum + (m.cpu.groups[g] ?? 0), 0) / Math.max(1, m.figures.requests);
+}
+
+/** CPU milliseconds per request of one watched group in its own code (user) or in the kernel on its behalf. */
+function partPerRequest(m: Measured, group: string, part: 'user' | 'kernel'): number {
+  const kernel = m.cpu.kernel[group] ?? 0;
+  return (part === 'kernel' ? kernel : (m.cpu.groups[group] ?? 0) - kernel) / Math.max(1, m.figures.requests);
 }
 
 async function measure(c: Case, round: string, seconds: number): Promise<Measured> {
@@ -344,6 +351,13 @@ try {
   if (deno) splits.push(['[deno] CPU µs/read of the gateway itself', itself('deno:b')]);
   else splits.push(['CPU µs/write of the gateway itself in (d)', itself('d')]);
   for (const [name, value] of splits) verdicts.push({ name, value, ok: true, reference: true });
+  // The gateway's process over the bare proxy's, in its own code and in the kernel apart: the
+  // proxy is what any second hop on this runtime costs, so this is what the policies' code takes
+  // (user) and what their system calls add (kernel); its PostgreSQL backends' work is not in it.
+  for (const part of ['user', 'kernel'] as const) {
+    const value = acrossRounds('b', 'p', (o, u) => 1000 * (partPerRequest(o, 'gateway', part) - partPerRequest(u, 'proxy', part)));
+    verdicts.push({ name: `CPU µs/read gateway − proxy process, ${part}`, value, ok: true, reference: true });
+  }
   // The same figure in units of (a)'s CPU per read, which the machine's speed divides out of: where
   // the bench is bound by CPU, b/a ≥ 0.75 is (b − a) ≤ a/3, so without the interference this ≤ 0.33.
   const shareOfA = (over: string, under: string) =>

@@ -6,16 +6,28 @@ import { readdirSync, readFileSync } from 'node:fs';
 /** Clock ticks per second of /proc's CPU times (`getconf CLK_TCK`; 100 on Linux x86-64). */
 const TICKS_PER_SECOND = 100;
 
-/** utime + stime of a process in clock ticks, or undefined when it is gone. */
-export function processTicks(pid: number): number | undefined {
+/** A process's CPU time in clock ticks: in its own code (utime) and in the kernel on its behalf (stime). */
+interface Times {
+  user: number;
+  kernel: number;
+}
+
+/** utime and stime of a process in clock ticks, or undefined when it is gone. */
+function processTimes(pid: number): Times | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces), counted from `state` = field 3.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
+    return { user: Number(fields[11]), kernel: Number(fields[12]) };
   } catch {
     return undefined;
   }
+}
+
+/** utime + stime of a process in clock ticks, or undefined when it is gone. */
+export function processTicks(pid: number): number | undefined {
+  const times = processTimes(pid);
+  return times && times.user + times.kernel;
 }
 
 /** CPU ticks of this process's children that have exited and been waited for. */
@@ -67,15 +79,15 @@ interface Snapshot {
   at: number;
   machine: MachineTicks;
   generator: number;
-  groups: Map<string, Map<number, number>>;
+  groups: Map<string, Map<number, Times>>;
 }
 
 async function snapshot(watched: Watched[]): Promise<Snapshot> {
-  const groups = new Map<string, Map<number, number>>();
+  const groups = new Map<string, Map<number, Times>>();
   for (const w of watched) {
-    const ticks = new Map<number, number>();
+    const ticks = new Map<number, Times>();
     for (const pid of await w.pids()) {
-      const t = processTicks(pid);
+      const t = processTimes(pid);
       if (t !== undefined) ticks.set(pid, t);
     }
     groups.set(w.label, ticks);
@@ -97,6 +109,8 @@ export interface CpuUse {
   generator: number;
   /** Per watched group: CPU milliseconds it used. */
   groups: Record<string, number>;
+  /** Per watched group: the part of `groups` spent in the kernel on its behalf (system calls, faults; stime). */
+  kernel: Record<string, number>;
   /** CPU milliseconds of every watched process, each counted once (groups that are `partOf` another left out). */
   total: number;
 }
@@ -110,13 +124,20 @@ export async function startCpuAccount(watched: Watched[], cores: number) {
       const seconds = (after.at - before.at) / 1000;
       const capacity = seconds * TICKS_PER_SECOND * cores;
       const groups: Record<string, number> = {};
+      const kernel: Record<string, number> = {};
       let total = 0;
+      const ms = (ticks: number) => (ticks / TICKS_PER_SECOND) * 1000;
       for (const w of watched) {
-        const b = before.groups.get(w.label) ?? new Map();
-        let ticks = 0;
+        const b = before.groups.get(w.label) ?? new Map<number, Times>();
+        let user = 0;
+        let system = 0;
         // A process that appeared during the case (a new pooled connection's backend) counts whole.
-        for (const [pid, t] of after.groups.get(w.label) ?? new Map()) ticks += t - (b.get(pid) ?? 0);
-        groups[w.label] = (ticks / TICKS_PER_SECOND) * 1000;
+        for (const [pid, t] of after.groups.get(w.label) ?? new Map<number, Times>()) {
+          user += t.user - (b.get(pid)?.user ?? 0);
+          system += t.kernel - (b.get(pid)?.kernel ?? 0);
+        }
+        groups[w.label] = ms(user + system);
+        kernel[w.label] = ms(system);
         if (w.partOf === undefined) total += groups[w.label] as number;
       }
       const machineTotal = after.machine.total - before.machine.total;
@@ -127,6 +148,7 @@ export async function startCpuAccount(watched: Watched[], cores: number) {
         steal: share(after.machine.steal - before.machine.steal),
         generator: (after.generator - before.generator) / capacity,
         groups,
+        kernel,
         total,
       };
     },
