@@ -20,7 +20,8 @@
 // request the gateway adds: b − a, b − p, d − e, all processes; and b − a split into the gateway
 // itself (its process and its PostgreSQL backends, `gw-pg`) under (b) and what the rest costs
 // more under (b) than under (a), plus the gateway itself per keyed write; and the gateway's
-// process over the bare proxy's per read, user and kernel time apart. BENCH_PROFILE=1 (or a miss)
+// process over the bare proxy's per read, user and kernel time apart (the Deno stack's too under
+// `--runtime deno`). BENCH_PROFILE=1 (or a miss)
 // adds CPU profiles of the floor, of sales under (a) and of the gateway under (b).
 // `--runtime deno` (or BENCH_RUNTIME=deno) runs the by-id read cases on a Bun stack and a Deno
 // stack, interleaved, and reports Deno/Bun. The header names the machine by what its kernel work
@@ -354,10 +355,13 @@ try {
   // The gateway's process over the bare proxy's, in its own code and in the kernel apart: the
   // proxy is what any second hop on this runtime costs, so this is what the policies' code takes
   // (user) and what their system calls add (kernel); its PostgreSQL backends' work is not in it.
-  for (const part of ['user', 'kernel'] as const) {
-    const value = acrossRounds('b', 'p', (o, u) => 1000 * (partPerRequest(o, 'gateway', part) - partPerRequest(u, 'proxy', part)));
-    verdicts.push({ name: `CPU µs/read gateway − proxy process, ${part}`, value, ok: true, reference: true });
-  }
+  const hops: [string, string, string][] = [['', 'b', 'p']];
+  if (deno) hops.push(['[deno] ', 'deno:b', 'deno:p']);
+  for (const [prefix, over, under] of hops)
+    for (const part of ['user', 'kernel'] as const) {
+      const value = acrossRounds(over, under, (o, u) => 1000 * (partPerRequest(o, 'gateway', part) - partPerRequest(u, 'proxy', part)));
+      verdicts.push({ name: `${prefix}CPU µs/read gateway − proxy, ${part}`, value, ok: true, reference: true });
+    }
   // The same figure in units of (a)'s CPU per read, which the machine's speed divides out of: where
   // the bench is bound by CPU, b/a ≥ 0.75 is (b − a) ≤ a/3, so without the interference this ≤ 0.33.
   const shareOfA = (over: string, under: string) =>
