@@ -364,11 +364,21 @@ try {
     }
   // The same figure in units of (a)'s CPU per read, which the machine's speed divides out of: where
   // the bench is bound by CPU, b/a ≥ 0.75 is (b − a) ≤ a/3, so without the interference this ≤ 0.33.
-  const shareOfA = (over: string, under: string) =>
-    acrossRounds(over, under, (o, u) => groupsPerRequest(o, GATEWAY_ITSELF) / cpuPerRequest(u));
-  verdicts.push({ name: "gateway itself in (b) / (a)'s CPU per read", value: shareOfA('b', 'a'), ok: true, reference: true });
+  // Beside it, the bare proxy's process in (p) in the same units: what any second hop on this
+  // runtime takes of that third before a policy runs.
+  const shareOfA = (over: string, under: string, groups: string[]) =>
+    acrossRounds(over, under, (o, u) => groupsPerRequest(o, groups) / cpuPerRequest(u));
+  const shares: [string, string, string, string[]][] = [
+    ["gateway itself in (b) / (a)'s CPU per read", 'b', 'a', GATEWAY_ITSELF],
+    ["bare proxy in (p) / (a)'s CPU per read", 'p', 'a', ['proxy']],
+  ];
   if (deno)
-    verdicts.push({ name: "[deno] gateway itself / (a)'s CPU per read", value: shareOfA('deno:b', 'deno:a'), ok: true, reference: true });
+    shares.push(
+      ["[deno] gateway itself / (a)'s CPU per read", 'deno:b', 'deno:a', GATEWAY_ITSELF],
+      ["[deno] bare proxy / (a)'s CPU per read", 'deno:p', 'deno:a', ['proxy']],
+    );
+  for (const [name, over, under, groups] of shares)
+    verdicts.push({ name, value: shareOfA(over, under, groups), ok: true, reference: true });
   if (half) {
     const h = half;
     const p99 = (key: string) => spread(h.rounds.map((r) => r[key]?.p99 ?? Number.NaN));
