@@ -4,14 +4,18 @@
 // local receiver that verifies every signature like a customer would. Latency = receipt time minus
 // the event's `timestamp` (the outbox row's `created_at`: now() of the writing transaction, so it
 // includes that transaction's own time; same machine). With its own stack it also prints where the
-// time went per stage and the CPU ms per event of each service process. Then a backlog run:
+// time went per stage and the CPU ms per event of each service process, and (any stack) the
+// machine's busy and steal shares over the live run, so a miss the host caused (steal) shows as
+// such. Then a backlog run:
 // BACKLOG contacts (default 2000) written while the webhooks service is stopped, drained on restart.
 // The live writes are paced open-loop at RATE per second (default 150, the rate of issue 18's
 // target: commit→receipt p95 < 100 ms); RATE=0 writes as fast as CONCURRENCY writers go.
 // Uses the running stack when GATEWAY_URL and ADMIN_TOKEN are set (backlog run skipped then).
+
+import { availableParallelism } from 'node:os';
 import { type Stack, startStack } from '@crm/testing';
 import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
-import { processTicks } from './lib/cpu.ts';
+import { processTicks, startCpuAccount } from './lib/cpu.ts';
 
 const EVENTS = Number(process.env.EVENTS ?? 2000);
 const BACKLOG = Number(process.env.BACKLOG ?? 2000);
@@ -203,8 +207,13 @@ try {
   const backends = stack ? await backendsOf(stack) : [];
   const cpuBefore = stack ? cpuMs(stack, backends) : {};
   const statementsBefore = stack ? await statementsOf(stack) : {};
+  // The whole machine's busy and steal shares over the live run (/proc/stat): at a fixed rate a
+  // dearer event keeps more of the cores busy, and steal is the host taking them away.
+  const machine = await startCpuAccount([], availableParallelism());
   const liveWindow = RATE > 0 ? await writeContactsAtRate(live, EVENTS, 'live', RATE) : await writeContacts(live, EVENTS, 'live');
   const liveResult = await measure(receiver, 'live', 'written' in liveWindow ? (liveWindow.written as number) : EVENTS, liveWindow);
+  const used = await machine.stop();
+  log(`live machine: ${(used.machine * 100).toFixed(1)} % of the cores busy, ${(used.steal * 100).toFixed(1)} % steal`);
   if (stack) {
     // Less sensitive to other load on the machine than latency: CPU per event (includes the 1 s settling wait's idle work).
     const cpuAfter = cpuMs(stack, backends);
