@@ -26,7 +26,8 @@
 // `--runtime deno` (or BENCH_RUNTIME=deno) runs the by-id read cases on a Bun stack and a Deno
 // stack, interleaved, and reports Deno/Bun. The header names the machine by what its kernel work
 // costs (loadtest/machine-probe.go: a system call, a page fault, a process wake-up, a loopback
-// TCP round trip), measured before the stack starts.
+// TCP round trip, and whether the kernel isolates its page tables, with or without PCID),
+// measured before the stack starts.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';

@@ -2,8 +2,9 @@
 // different machines can be compared by more than their model name (loadtest/README.md): a system
 // call, a page fault (a page handed back with MADV_DONTNEED and touched again, as an allocator's
 // purge makes it), a wake-up of another process (a pipe round trip) and a loopback TCP round trip
-// between two processes. `go run loadtest/machine-probe.go` prints one line; the bench prints it
-// in its header.
+// between two processes, and whether the kernel isolates its page tables from user space (PTI)
+// with or without the CPU's PCID, which sets what every entry into the kernel costs.
+// `go run loadtest/machine-probe.go` prints one line; the bench prints it in its header.
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -86,6 +88,32 @@ func pingPong(conn io.ReadWriter) float64 {
 	return float64(time.Since(start).Nanoseconds()) / roundTrips
 }
 
+// pageTableIsolation says whether the kernel runs with page-table isolation (its Meltdown
+// mitigation, which switches page tables on every entry into the kernel and back) and, if so,
+// whether the CPU has PCID, without which each switch also empties the TLB. Forced on with
+// `pti=on`, it applies to CPUs that Meltdown does not affect too.
+func pageTableIsolation() string {
+	meltdown, err := os.ReadFile("/sys/devices/system/cpu/vulnerabilities/meltdown")
+	if err != nil {
+		return "page-table isolation unknown"
+	}
+	if !strings.Contains(string(meltdown), "PTI") {
+		return "no page-table isolation"
+	}
+	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(cpuinfo), "\n") {
+		if strings.HasPrefix(line, "flags") {
+			for _, flag := range strings.Fields(line) {
+				if flag == "pcid" {
+					return "page-table isolation on, with PCID"
+				}
+			}
+			break
+		}
+	}
+	return "page-table isolation on, without PCID"
+}
+
 type pipePair struct {
 	io.Reader
 	io.Writer
@@ -134,6 +162,6 @@ func main() {
 	conn.Close()
 	child.Wait()
 
-	fmt.Printf("system call %.2f µs, page fault %.2f µs, pipe round trip between processes %.1f µs, loopback TCP round trip %.1f µs\n",
-		median(syscallNs)/1000, median(pageFaultNs)/1000, pipe/1000, tcp/1000)
+	fmt.Printf("system call %.2f µs, page fault %.2f µs, pipe round trip between processes %.1f µs, loopback TCP round trip %.1f µs; %s\n",
+		median(syscallNs)/1000, median(pageFaultNs)/1000, pipe/1000, tcp/1000, pageTableIsolation())
 }
