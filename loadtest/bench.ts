@@ -380,6 +380,21 @@ try {
     );
   for (const [name, over, under, groups] of shares)
     verdicts.push({ name, value: shareOfA(over, under, groups), ok: true, reference: true });
+  // Their difference, per round: what the gateway adds above a bare proxy on the same runtime (its
+  // policies' user and kernel time and its PostgreSQL work), in the same units. This is the figure a
+  // ceiling can hold the policies to, where b/a cannot: the second hop alone (the line above) takes
+  // about the same share on every machine measured.
+  const aboveProxy: [string, string, string, string][] = [["gateway itself − proxy / (a)'s CPU per read", 'b', 'p', 'a']];
+  if (deno) aboveProxy.push(["[deno] gateway itself − proxy / (a)'s", 'deno:b', 'deno:p', 'deno:a']);
+  for (const [name, gw, proxy, direct] of aboveProxy) {
+    const value = spread(
+      rounds.map((r) => {
+        const [g, p, a] = [r[gw], r[proxy], r[direct]];
+        return g && p && a ? (groupsPerRequest(g, GATEWAY_ITSELF) - groupsPerRequest(p, ['proxy'])) / cpuPerRequest(a) : Number.NaN;
+      }),
+    );
+    verdicts.push({ name, value, ok: true, reference: true });
+  }
   if (half) {
     const h = half;
     const p99 = (key: string) => spread(h.rounds.map((r) => r[key]?.p99 ?? Number.NaN));
