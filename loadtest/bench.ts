@@ -320,14 +320,15 @@ try {
     );
   }
   const verdicts: Verdict[] = checks.map((check) => judgeRatio(check, figuresOf));
-  /** A figure of two cases measured in the same round (NaN in a round that lacks one), over the rounds. */
-  const acrossRounds = (over: string, under: string, figure: (o: Measured, u: Measured) => number) =>
+  /** A figure of cases measured in the same round (NaN in a round that lacks one), over the rounds. */
+  const perRound = (keys: string[], figure: (...cases: Measured[]) => number) =>
     spread(
       rounds.map((r) => {
-        const [o, u] = [r[over], r[under]];
-        return o && u ? figure(o, u) : Number.NaN;
+        const cases = keys.map((key) => r[key]);
+        return cases.every((m) => m !== undefined) ? figure(...(cases as Measured[])) : Number.NaN;
       }),
     );
+  const acrossRounds = (over: string, under: string, figure: (o: Measured, u: Measured) => number) => perRound([over, under], figure);
   // What a target on the gateway's CPU per read would judge (every closing note of issue 18 has
   // recommended one): CPU of every watched process per request, one case minus another, per round.
   const cpuDeltas: [string, string, string][] = [
@@ -387,11 +388,9 @@ try {
   const aboveProxy: [string, string, string, string][] = [["gateway itself − proxy / (a)'s CPU per read", 'b', 'p', 'a']];
   if (deno) aboveProxy.push(["[deno] gateway itself − proxy / (a)'s", 'deno:b', 'deno:p', 'deno:a']);
   for (const [name, gw, proxy, direct] of aboveProxy) {
-    const value = spread(
-      rounds.map((r) => {
-        const [g, p, a] = [r[gw], r[proxy], r[direct]];
-        return g && p && a ? (groupsPerRequest(g, GATEWAY_ITSELF) - groupsPerRequest(p, ['proxy'])) / cpuPerRequest(a) : Number.NaN;
-      }),
+    const value = perRound(
+      [gw, proxy, direct],
+      (g, p, a) => (groupsPerRequest(g, GATEWAY_ITSELF) - groupsPerRequest(p, ['proxy'])) / cpuPerRequest(a),
     );
     verdicts.push({ name, value, ok: true, reference: true });
   }
