@@ -79,6 +79,12 @@ describe('a retry whose gateway record was lost gets the recorded answer and wri
     expect((await writeAndRetry(stack, t, 'DELETE', `/v1/documents/${id}`)).body).toEqual({ deleted: true });
 
     expect((await t.request('GET', `/v1/documents/${id}`)).status).toBe(404);
+    // A keyed DELETE commits with its record, after its handler: the file goes once the answer is out.
+    await waitFor(
+      'the deleted document object',
+      () => storedObjects(stack, t.tenantId),
+      (s) => s.keys.length === 0,
+    );
     expect(await storedObjects(stack, t.tenantId)).toEqual({ keys: [], pendingUploads: 0 });
     expect(summary(await documentEvents(t))).toEqual([
       { type: 'document.created', data: created },
