@@ -41,6 +41,15 @@ async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T)
   }
 }
 
+/** Until the tenant's bucket holds no object: a file that goes once the answer is out. */
+async function untilNoObjects(tenant: TestTenant, what: string): Promise<void> {
+  await waitFor(
+    what,
+    () => storedObjects(stack, tenant.tenantId),
+    (s) => s.keys.length === 0,
+  );
+}
+
 describe('a retry whose gateway record was lost gets the recorded answer and writes nothing more', () => {
   test('uploads to a contact and to an opportunity: the retry, even with another file, stores no second object', async () => {
     const t = await stack.createTenant();
@@ -80,11 +89,7 @@ describe('a retry whose gateway record was lost gets the recorded answer and wri
 
     expect((await t.request('GET', `/v1/documents/${id}`)).status).toBe(404);
     // A keyed DELETE commits with its record, after its handler: the file goes once the answer is out.
-    await waitFor(
-      'the deleted document object',
-      () => storedObjects(stack, t.tenantId),
-      (s) => s.keys.length === 0,
-    );
+    await untilNoObjects(t, 'the deleted document object');
     expect(await storedObjects(stack, t.tenantId)).toEqual({ keys: [], pendingUploads: 0 });
     expect(summary(await documentEvents(t))).toEqual([
       { type: 'document.created', data: created },
@@ -180,11 +185,7 @@ describe('a refused write records nothing', () => {
       const failed = await t.request('POST', path, { raw: uploadForm('a.pdf', pdf()), headers });
       expect([failed.status, failed.body.error.type]).toEqual([500, 'internal_error']);
       // The object goes once the answer is out.
-      await waitFor(
-        'the rolled-back upload object',
-        () => storedObjects(stack, t.tenantId),
-        (s) => s.keys.length === 0,
-      );
+      await untilNoObjects(t, 'the rolled-back upload object');
       expect((await t.request('GET', '/v1/documents')).body.data).toEqual([]);
     } finally {
       await stack.sql('alter table documents.idempotency_records drop constraint refuse_test_keys');
@@ -223,11 +224,7 @@ describe('a keyed DELETE removes the file only once its deletion committed', () 
     }
     const deleted = await t.request('DELETE', `/v1/documents/${document.id}`, { headers });
     expect([deleted.status, deleted.body]).toEqual([200, { deleted: true }]);
-    await waitFor(
-      'the deleted document object',
-      () => storedObjects(stack, t.tenantId),
-      (s) => s.keys.length === 0,
-    );
+    await untilNoObjects(t, 'the deleted document object');
     const { rows } = await stack.sql('select count(*)::int as n from documents.object_deletions where storage_key = $1', [key]);
     expect(rows[0].n).toBe(0);
     expect((await documentEvents(t)).map((e) => e.type)).toEqual(['document.created', 'document.linked', 'document.deleted']);
