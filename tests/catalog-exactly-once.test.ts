@@ -3,7 +3,7 @@
 // service's commit and its own store) gets the recorded answer and writes nothing more; a
 // refused write records nothing; one key sent twice at once executes once.
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { type Stack, send, sharedStack } from '@crm/testing';
+import { type Stack, send, sharedStack, until } from '@crm/testing';
 import pg from 'pg';
 import { create, type FeedEvent, ofType, product, settledFeed } from './catalog-fixtures.ts';
 import { forgetGatewayRecord, writeAndRetry } from './exactly-once.ts';
@@ -179,17 +179,15 @@ describe('one key at once: one execution', () => {
 
 /** Resolves once a catalog statement matching `pattern` waits on a lock. */
 async function waitForLockWait(pattern: string) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
+  const waiting = async () => {
     const { rows } = await stack.sql(
       `select count(*)::int as n from pg_stat_activity
         where datname = current_database() and wait_event_type = 'Lock' and query ilike $1`,
       [pattern],
     );
-    if (rows[0].n > 0) return;
-    if (Date.now() > deadline) throw new Error(`no statement like ${pattern} waited on a lock within 10 s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    return rows[0].n > 0;
+  };
+  await until(`a statement like ${pattern} to wait on a lock`, waiting, { everyMs: 20 });
 }
 
 describe('the upsert retry inside a keyed write', () => {

@@ -1,4 +1,4 @@
-import type { TestTenant } from '@crm/testing';
+import { pollUntil, type TestTenant } from '@crm/testing';
 
 /** A valid product body in category `tools` with one rate (`<reference>-A`); `extra` overrides fields. */
 export const product = (reference: string, extra: Record<string, unknown> = {}) => ({
@@ -25,8 +25,6 @@ export interface FeedEvent {
   data: any;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Events of the account's mark (see settledFeed), left out of what the helpers return. */
 const MARK_PREFIX = 'feed-mark-';
 const isMark = (event: FeedEvent) => typeof event.data?.reference === 'string' && event.data.reference.startsWith(MARK_PREFIX);
@@ -43,20 +41,6 @@ export async function feed(tenant: TestTenant): Promise<FeedEvent[]> {
 }
 
 /**
- * The feed once `done` holds. An event is listed within about a second of its write's answer
- * (contract §25); the ceiling only absorbs a loaded test machine.
- */
-export async function feedWhen(tenant: TestTenant, done: (events: FeedEvent[]) => boolean, timeoutMs = 10_000): Promise<FeedEvent[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const events = await feed(tenant);
-    if (done(events)) return events;
-    if (Date.now() > deadline) throw new Error(`the feed did not settle within ${timeoutMs} ms: ${events.map((e) => e.type).join(', ')}`);
-    await sleep(50);
-  }
-}
-
-/**
  * Every catalog event of the tenant written so far, complete — so a test can also see that a
  * refused write added none. A mark (a root category created and deleted again, which leaves
  * every list and resource as it was) is written after them, and the feed is read once the
@@ -69,14 +53,13 @@ export async function settledFeed(tenant: TestTenant): Promise<FeedEvent[]> {
   if (mark.status !== 201) throw new Error(`mark creation failed: ${mark.status} ${mark.text}`);
   const gone = await tenant.request('DELETE', `/v1/product-categories/${mark.body.data.id}`);
   if (gone.status !== 200) throw new Error(`mark deletion failed: ${gone.status} ${gone.text}`);
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const since = encodeURIComponent(mark.body.data.created_at);
-    const res = await tenant.request('GET', `/v1/events?per_page=100&type=product_category.deleted&created_since=${since}`);
-    if (res.body.data?.some((event: FeedEvent) => event.data.reference === reference)) break;
-    if (Date.now() > deadline) throw new Error('the feed did not list the mark within 10 s');
-    await sleep(50);
-  }
+  const since = encodeURIComponent(mark.body.data.created_at);
+  await pollUntil(
+    'the feed to list the mark',
+    async () => (await tenant.request('GET', `/v1/events?per_page=100&type=product_category.deleted&created_since=${since}`)).body,
+    (body) => body.data?.some((event: FeedEvent) => event.data.reference === reference),
+    { everyMs: 50 },
+  );
   return feed(tenant);
 }
 

@@ -6,7 +6,7 @@
 // a keyed upload that does not commit leaves none behind, and a client-paced upload holds no
 // database connection while its file streams in.
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
+import { pollUntil, type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
 import {
   createContact,
   createOpportunity,
@@ -31,22 +31,13 @@ const objectKey = (tenant: TestTenant, document: { filename: string }) => `${ten
 /** A PDF first, then a PNG under another name: what a client that changed its file would retry with. */
 const pdfThenPng = (attempt: number) => (attempt === 0 ? uploadForm('offer.pdf', pdf()) : uploadForm('other.png', png()));
 
-async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${timeoutMs} ms`);
-    await Bun.sleep(50);
-  }
-}
-
 /** Until the tenant's bucket holds no object: a file that goes once the answer is out. */
 async function untilNoObjects(tenant: TestTenant, what: string): Promise<void> {
-  await waitFor(
+  await pollUntil(
     what,
     () => storedObjects(stack, tenant.tenantId),
     (s) => s.keys.length === 0,
+    { timeoutMs: 5_000, everyMs: 50 },
   );
 }
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ensureGoTool, freePort, localS3, s3Client } from '@crm/stack';
-import { type Stack, startStack, type TestTenant } from '@crm/testing';
+import { pollUntil, type Stack, startStack, type TestTenant, until } from '@crm/testing';
 import { createContact, documentRows, pdf, uploadToContact } from './documents-fixtures.ts';
 
 // A MinIO of this test's own: the shared one serves every other test file and must stay up.
@@ -20,13 +20,12 @@ async function startMinio(): Promise<void> {
     ['server', minio.dir, '--address', `127.0.0.1:${minio.port}`, '--console-address', `127.0.0.1:${minio.consolePort}`, '--quiet'],
     { env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off' }, stdio: 'ignore' },
   );
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const live = await fetch(`${endpoint()}/minio/health/live`, { signal: AbortSignal.timeout(1000) }).catch(() => undefined);
-    if (live?.ok) return;
-    await Bun.sleep(200);
-  }
-  throw new Error('private MinIO did not start');
+  const live = () =>
+    fetch(`${endpoint()}/minio/health/live`, { signal: AbortSignal.timeout(1000) }).then(
+      (res) => res.ok,
+      () => false,
+    );
+  await until('the private MinIO to start', live, { timeoutMs: 60_000, everyMs: 200 });
 }
 
 async function killMinio(): Promise<void> {
@@ -182,12 +181,12 @@ describe('storage faults after a commit', () => {
       ).rows.map((r: { storage_key: string }) => r.storage_key);
     expect(await pending()).toEqual([...keys].sort());
     await startMinio();
-    const deadline = Date.now() + 20_000;
-    let stored = await privateBucket();
-    while (keys.some((k) => stored.keys.includes(k)) && Date.now() < deadline) {
-      await Bun.sleep(200);
-      stored = await privateBucket();
-    }
+    const stored = await pollUntil(
+      'the objects of the deleted documents to go',
+      privateBucket,
+      (s) => !keys.some((k) => s.keys.includes(k)),
+      { timeoutMs: 20_000, everyMs: 200 },
+    );
     expect(stored.keys.sort()).toEqual([...kept.keys].sort());
     expect(await pending()).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { deflateSync } from 'node:zlib';
 import { ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3Client } from '@crm/stack';
-import type { Stack, TestTenant } from '@crm/testing';
+import { pollUntil, type Stack, type TestTenant } from '@crm/testing';
 
 /** Real sample files of every allowed type, built in code (no binary fixtures in the repo). */
 
@@ -294,16 +294,14 @@ export async function documentEvents(tenant: TestTenant): Promise<FeedEvent[]> {
   const markId = mark.body.data.id;
   const gone = await tenant.request('DELETE', `/v1/documents/${markId}`);
   if (gone.status !== 200) throw new Error(`mark deletion → ${gone.status} ${gone.text}`);
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const events = await listedEvents(tenant);
-    if (events.some((e) => e.type === 'document.deleted' && e.data.id === markId)) {
-      const marks = new Set(events.filter((e) => e.type === 'document.created' && e.data.name === MARK_NAME).map((e) => e.data.id));
-      return events.filter((e) => e.type.startsWith('document.') && !marks.has(e.data.id));
-    }
-    if (Date.now() > deadline) throw new Error('the feed did not list the mark within 10 s');
-    await Bun.sleep(50);
-  }
+  const events = await pollUntil(
+    'the feed to list the mark',
+    () => listedEvents(tenant),
+    (listed) => listed.some((e) => e.type === 'document.deleted' && e.data.id === markId),
+    { everyMs: 50, show: (listed) => listed.map((e) => e.type) },
+  );
+  const marks = new Set(events.filter((e) => e.type === 'document.created' && e.data.name === MARK_NAME).map((e) => e.data.id));
+  return events.filter((e) => e.type.startsWith('document.') && !marks.has(e.data.id));
 }
 
 /** The types of the settled document events about one document, oldest first. */

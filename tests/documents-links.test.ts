@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type EventType, eventPayloadErrors, newEventId } from '@crm/contracts';
-import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { pollUntil, type Stack, sharedStack, type TestTenant } from '@crm/testing';
 import { connect, JSONCodec } from 'nats';
 import {
   createContact,
@@ -22,16 +22,6 @@ let stack: Stack;
 beforeAll(async () => {
   stack = await sharedStack();
 });
-
-async function poll<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${timeoutMs} ms`);
-    await Bun.sleep(200);
-  }
-}
 
 describe('contact link rules (spec §3)', () => {
   let t: TestTenant;
@@ -269,10 +259,11 @@ describe('events in: deletions in sales clear links, documents stay (through NAT
     const mine = (await uploadToContact(t, contact, 'a.pdf', pdf())).body.data.id;
     const theirs = (await uploadToContact(t, other, 'b.pdf', pdf())).body.data.id;
     expect((await t.request('DELETE', `/v1/contacts/${contact}`)).status).toBe(200);
-    const doc = await poll(
+    const doc = await pollUntil(
       'contact link',
       async () => (await t.request('GET', `/v1/documents/${mine}`)).body.data,
       (d) => d.contact_id === null,
+      { timeoutMs: 20_000, everyMs: 200 },
     );
     expect(doc.id).toBe(mine);
     expect((await t.request('GET', `/v1/documents/${mine}/content`)).status).toBe(200);
@@ -292,10 +283,11 @@ describe('events in: deletions in sales clear links, documents stay (through NAT
     const id = (await uploadToOpportunity(t, o1, 'a.pdf', pdf())).body.data.id;
     await t.request('PUT', `/v1/opportunities/${o2}/documents/${id}`);
     expect((await t.request('DELETE', `/v1/opportunities/${o1}`)).status).toBe(200);
-    const doc = await poll(
+    const doc = await pollUntil(
       'opportunity link',
       async () => (await t.request('GET', `/v1/documents/${id}`)).body.data,
       (d) => d.opportunity_ids.length === 1,
+      { timeoutMs: 20_000, everyMs: 200 },
     );
     expect(doc.opportunity_ids).toEqual([o2]);
     expect(doc.contact_id).toBeNull();
@@ -330,10 +322,11 @@ describe('events in that do not conform are terminated, not acted on', () => {
     }
     // A real deletion after it: the consumer takes events in stream order, so once this one is handled the bad one was too.
     expect((await t.request('DELETE', `/v1/contacts/${deleted}`)).status).toBe(200);
-    await poll(
+    await pollUntil(
       'the real deletion',
       async () => (await t.request('GET', `/v1/documents/${deletedDocument}`)).body.data.contact_id,
       (contactId) => contactId === null,
+      { timeoutMs: 20_000, everyMs: 200 },
     );
     expect((await t.request('GET', `/v1/documents/${keptDocument}`)).body.data.contact_id).toBe(kept);
     const log = readFileSync(join(stack.logDir, 'documents.log'), 'utf8')

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { pollUntil, type Stack, sharedStack, type TestTenant } from '@crm/testing';
 import {
   createContact,
   createOpportunity,
@@ -305,12 +305,12 @@ describe('size limit (20 MB = 20 × 1024 × 1024 bytes)', () => {
       signal: abort.signal,
     });
     await expect(request).rejects.toThrow();
-    const deadline = Date.now() + 15_000;
-    let stored = await storedObjects(stack, t.tenantId);
-    while (stored.pendingUploads > 0 && Date.now() < deadline) {
-      await Bun.sleep(250);
-      stored = await storedObjects(stack, t.tenantId);
-    }
+    const stored = await pollUntil(
+      'the multipart upload of the cut-off request to be aborted',
+      () => storedObjects(stack, t.tenantId),
+      (s) => s.pendingUploads === 0,
+      { timeoutMs: 15_000, everyMs: 250 },
+    );
     expect(stored).toEqual({ keys: [], pendingUploads: 0 });
     expect(await documentRows(stack, t.tenantId)).toBe(0);
   });

@@ -3,7 +3,7 @@
 // and cursor modes, the watermark (a walk never skips an event stored late), tenant isolation,
 // retention (the purge job), and how soon an event is listed after the write's answer.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type ApiResponse, type Stack, startStack, type TestTenant } from '@crm/testing';
+import { type ApiResponse, pollUntil, type Stack, startStack, type TestTenant } from '@crm/testing';
 import pg from 'pg';
 import { type ReceivedWebhook, type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 
@@ -49,14 +49,8 @@ async function feed(t: TestTenant, query = ''): Promise<FeedEvent[]> {
 }
 
 /** The feed once it satisfies `done`. */
-async function feedWhen(t: TestTenant, done: (events: FeedEvent[]) => boolean, query = '', timeoutMs = 20_000): Promise<FeedEvent[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const events = await feed(t, query);
-    if (done(events)) return events;
-    if (Date.now() > deadline) throw new Error(`feed not as expected within ${timeoutMs} ms: ${events.map((e) => e.type).join(', ')}`);
-    await sleep(100);
-  }
+function feedWhen(t: TestTenant, done: (events: FeedEvent[]) => boolean, query = '', timeoutMs = 20_000): Promise<FeedEvent[]> {
+  return pollUntil('the feed to be as expected', () => feed(t, query), done, { timeoutMs, show: (events) => events.map((e) => e.type) });
 }
 
 /** The tenant's stored events in stream order, straight from the table. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureStream } from '@crm/events';
 import { type NatsCluster, startNatsCluster, streamCluster } from '@crm/stack';
-import { type Stack, startStack } from '@crm/testing';
+import { pollUntil, type Stack, startStack } from '@crm/testing';
 import { connect, type NatsConnection } from 'nats';
 import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 
@@ -41,9 +41,12 @@ test('an existing R1 stream is raised to three replicas on the cluster, and stay
     expect((await jsm.streams.info(stream)).cluster?.replicas ?? []).toEqual([]);
     await nc.jetstream().publish(`${prefix}.contact.created`, new TextEncoder().encode('{"n":1}'));
     expect(await ensureStream(nc, stream, prefix, { replicas: 3 })).toEqual({ action: 'updated', changed: ['num_replicas'] });
-    let info = await jsm.streams.info(stream);
-    const settled = () => info.cluster?.replicas?.length === 2 && info.cluster.replicas.every((r) => r.current);
-    for (const until = Date.now() + 15_000; Date.now() < until && !settled(); await sleep(200)) info = await jsm.streams.info(stream);
+    const info = await pollUntil(
+      'the stream to have two current replicas',
+      () => jsm.streams.info(stream),
+      (i) => i.cluster?.replicas?.length === 2 && i.cluster.replicas.every((r) => r.current),
+      { timeoutMs: 15_000, everyMs: 200, show: (i) => i.cluster },
+    );
     expect(info.config.num_replicas).toBe(3);
     expect(info.cluster?.replicas?.map((r) => r.current)).toEqual([true, true]);
     expect(info.state.messages).toBe(1);

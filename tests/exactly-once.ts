@@ -1,11 +1,18 @@
-// What the exactly-once tests (contract §21) share: losing the gateway's record of a key, and
-// checking that a retry is the service's recorded answer.
+// What the exactly-once tests (contract §21) share: waiting for and losing the gateway's record
+// of a key, and checking that a retry is the service's recorded answer.
 import { expect } from 'bun:test';
-import type { ApiResponse, Stack, TestTenant } from '@crm/testing';
+import { type ApiResponse, type Stack, type TestTenant, until } from '@crm/testing';
 
 /** Forgets the gateway's own record of a key, as if the gateway had died before storing it. */
 export async function forgetGatewayRecord(stack: Stack, tenant: TestTenant, key: string) {
   await stack.sql('delete from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, key]);
+}
+
+/** Resolves once a gateway claimed `key`: its first request is in flight (or answered). Up to 5 s, read every `everyMs`. */
+export async function untilClaimed(stack: Stack, tenant: TestTenant, key: string, everyMs: number) {
+  const claimed = async () =>
+    (await stack.sql('select 1 from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, key])).rows.length > 0;
+  await until(`the claim of key ${key}`, claimed, { timeoutMs: 5_000, everyMs });
 }
 
 /** The retry is the recorded answer of the first attempt: same status, body and ETag, marked as a replay. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { canConnect } from '@crm/stack';
-import { type Stack, send, startStack, type TestTenant } from '@crm/testing';
+import { pollUntil, type Stack, send, startStack, type TestTenant } from '@crm/testing';
 import { connect } from 'nats';
 import { type OwnPostgres, startOwnPostgres } from './own-postgres.ts';
 
@@ -154,8 +154,8 @@ test('PostgreSQL crashes and comes back under a write load: quick 503s meanwhile
     const jsm = await nc.jetstreamManager();
     const published = new Set<number>();
     let nextSeq = 1;
-    const deadline = Date.now() + 20_000;
-    while (acknowledged.some((id) => !published.has(id)) && Date.now() < deadline) {
+    /** The acknowledged contacts whose event is not on the stream yet; each call reads on from the last message read. */
+    const unpublished = async () => {
       const { last_seq } = (await jsm.streams.info(stack.stream)).state;
       for (; nextSeq <= last_seq; nextSeq++) {
         const event = (await jsm.streams.getMessage(stack.stream, { seq: nextSeq })).json<{
@@ -165,8 +165,12 @@ test('PostgreSQL crashes and comes back under a write load: quick 503s meanwhile
         }>();
         if (event.type === 'contact.created' && event.tenant_id === tenant.tenantId) published.add(event.data.id);
       }
-      if (acknowledged.some((id) => !published.has(id))) await sleep(500);
-    }
+      return acknowledged.filter((id) => !published.has(id));
+    };
+    await pollUntil("every acknowledged contact's event on the stream", unpublished, (ids) => ids.length === 0, {
+      timeoutMs: 20_000,
+      everyMs: 500,
+    });
     expect(acknowledged.filter((id) => !published.has(id))).toEqual([]);
   } finally {
     await nc.close();
@@ -176,14 +180,17 @@ test('PostgreSQL crashes and comes back under a write load: quick 503s meanwhile
 
   // Each relay opened its LISTEN connection again (new rows wake it at once, not at the next poll);
   // the relay also runs its batches on that connection, so it is found by its name, not its last query.
-  let listeners: string[] = [];
-  for (const until = Date.now() + 10_000; Date.now() < until; await sleep(200)) {
-    const { rows } = await stack.sql<{ application_name: string }>(
-      "select application_name from pg_stat_activity where datname = current_database() and application_name like 'crm-outbox-relay:%'",
-    );
-    listeners = rows.map((r) => r.application_name).sort();
-    if (listeners.length >= 4) break;
-  }
+  const listeners = await pollUntil(
+    'the four relays to connect again',
+    async () => {
+      const { rows } = await stack.sql<{ application_name: string }>(
+        "select application_name from pg_stat_activity where datname = current_database() and application_name like 'crm-outbox-relay:%'",
+      );
+      return rows.map((r) => r.application_name).sort();
+    },
+    (names) => names.length >= 4,
+    { timeoutMs: 10_000, everyMs: 200 },
+  );
   expect(listeners).toEqual(['catalog', 'documents', 'sales', 'webhooks'].map((s) => `crm-outbox-relay:${s}`));
 
   // Rate-limit buckets live in an UNLOGGED table, which crash recovery empties: the limited tenant's

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createDb } from '@crm/db';
-import { type ApiResponse, type Stack, sharedStack, startStack, type TestTenant } from '@crm/testing';
+import { type ApiResponse, pollUntil, type Stack, sharedStack, startStack, type TestTenant } from '@crm/testing';
 import { insertAuditEntries } from '../services/gateway/src/audit/repo.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -333,18 +333,17 @@ describe('audit log: retention and SIGTERM (own stack)', () => {
     );
     return Object.fromEntries(rows.map((r) => [r.path, r.n]));
   };
-  async function waitFor(check: () => Promise<boolean>, what: string) {
-    for (let i = 0; !(await check()); i++) {
-      if (i > 150) throw new Error(`${what} did not happen within 15 s`);
-      await sleep(100);
-    }
-  }
 
   test('retention: the gateway’s job deletes records older than AUDIT_RETENTION_DAYS (90), in batches; newer ones stay', async () => {
     const tenant = await stack.createTenant();
     await insertAged(tenant.tenantId, 2500, 91);
     await insertAged(tenant.tenantId, 10, 89);
-    await waitFor(async () => (await countByAge(tenant.tenantId))['/v1/aged-91'] === undefined, 'the purge of 2500 expired records');
+    await pollUntil(
+      'the purge of 2500 expired records',
+      () => countByAge(tenant.tenantId),
+      (counts) => counts['/v1/aged-91'] === undefined,
+      { timeoutMs: 15_000 },
+    );
     expect(await countByAge(tenant.tenantId)).toEqual({ '/v1/aged-89': 10 });
     const listed = await tenant.request('GET', '/v1/audit-logs?per_page=100');
     expect(listed.body.pagination.total).toBe(10);
@@ -356,7 +355,12 @@ describe('audit log: retention and SIGTERM (own stack)', () => {
     await insertAged(tenant.tenantId, 5, 29);
     expect(await stack.stopProcess('gateway')).toBe(0);
     await stack.restartProcess('gateway', { AUDIT_RETENTION_DAYS: '30' });
-    await waitFor(async () => (await countByAge(tenant.tenantId))['/v1/aged-89'] === undefined, 'the purge with a 30-day retention');
+    await pollUntil(
+      'the purge with a 30-day retention',
+      () => countByAge(tenant.tenantId),
+      (counts) => counts['/v1/aged-89'] === undefined,
+      { timeoutMs: 15_000 },
+    );
     expect(await countByAge(tenant.tenantId)).toEqual({ '/v1/aged-29': 5 });
     expect(await stack.stopProcess('gateway')).toBe(0);
     await stack.restartProcess('gateway');

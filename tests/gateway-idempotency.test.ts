@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { ServiceProcess } from '@crm/stack';
 import { type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
+import { untilClaimed } from './exactly-once.ts';
 
 let stack: Stack;
 let tenant: TestTenant;
@@ -23,15 +24,6 @@ const keyed = (key: string) => ({ 'idempotency-key': key });
 async function contactCount(t: TestTenant, q: string): Promise<number> {
   const res = await t.request('GET', `/v1/contacts?q=${encodeURIComponent(q)}`);
   return res.body.pagination.total;
-}
-
-async function waitForClaim(tenantId: string, key: string) {
-  for (let i = 0; i < 100; i++) {
-    const { rows } = await stack.sql('select 1 from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenantId, key]);
-    if (rows.length > 0) return;
-    await sleep(20);
-  }
-  throw new Error('the first request never claimed the key');
 }
 
 describe('idempotency keys (contract §8)', () => {
@@ -217,7 +209,7 @@ describe('idempotency keys (contract §8)', () => {
     let first: Promise<Awaited<ReturnType<TestTenant['request']>>>;
     try {
       first = tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(key) });
-      await waitForClaim(tenant.tenantId, key);
+      await untilClaimed(stack, tenant, key, 20);
       const duplicate = await send(replica.url, 'POST', '/v1/contacts', {
         body: { name, type: 'client' },
         headers: { 'x-api-key': tenant.apiKey, ...keyed(key) },
@@ -250,7 +242,7 @@ describe('idempotency keys (contract §8)', () => {
         body: { name, type: 'client' },
         headers: { 'x-api-key': tenant.apiKey, ...keyed(key) },
       }).catch(() => {});
-      await waitForClaim(tenant.tenantId, key);
+      await untilClaimed(stack, tenant, key, 20);
       await doomed.stop('SIGKILL');
     } finally {
       stack.processes.sales.child.kill('SIGCONT');

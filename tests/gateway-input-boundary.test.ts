@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { createDb, migrate } from '@crm/db';
 import type { Logger } from '@crm/http';
-import { type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
+import { pollUntil, type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
 import { type AuditEntry, createAuditRecorder } from '../services/gateway/src/audit/recorder.ts';
 import type { GatewayDatabase } from '../services/gateway/src/db/database.ts';
 import { migrations } from '../services/gateway/src/db/migrations/index.ts';
@@ -26,13 +26,14 @@ const TIMESTAMP_RULE = 'must be an RFC 3339 timestamp with Z or a ±hh:mm offset
 /** Every printable ASCII character, space to tilde, once. */
 const PRINTABLE_ASCII = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('');
 
+/** The audit rows matching `where`, once there are `expected` (the recorder writes in batches). */
 async function waitForAudit(where: string, params: unknown[], expected: number) {
-  for (let i = 0; i < 60; i++) {
-    const { rows } = await stack.sql(`select * from gateway.audit_logs where ${where} order by id`, params);
-    if (rows.length >= expected) return rows;
-    await sleep(100);
-  }
-  throw new Error(`fewer than ${expected} audit rows for ${where}`);
+  return pollUntil(
+    `${expected} audit rows where ${where}`,
+    async () => (await stack.sql(`select * from gateway.audit_logs where ${where} order by id`, params)).rows,
+    (rows) => rows.length >= expected,
+    { timeoutMs: 10_000 },
+  );
 }
 
 describe('GET /v1/audit-logs: every query parameter is checked (§19)', () => {

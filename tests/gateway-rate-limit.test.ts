@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { type Stack, sharedStack } from '@crm/testing';
+import { pollUntil, type Stack, sharedStack, until } from '@crm/testing';
 import pg from 'pg';
 
 let stack: Stack;
@@ -183,14 +183,6 @@ describe('rate limits (contract §7)', () => {
       return Number(/^gateway_reads_ahead_refused_total\{[^}]*\} (\d+)$/m.exec(text)?.[1]);
     }
 
-    async function until(what: string, check: () => Promise<boolean>, ms = 5000): Promise<void> {
-      const end = Date.now() + ms;
-      while (!(await check())) {
-        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    }
-
     /** Holds the row lock of the tenant's read bucket, so its next grant waits until `release()`. */
     async function holdReadBucket(tenantId: string) {
       const client = new pg.Client({ connectionString: stack.databaseUrl });
@@ -232,8 +224,8 @@ describe('rate limits (contract §7)', () => {
         answered = true;
         return r;
       });
-      await until('the grant to wait for the bucket lock', () => bucket.waited());
-      await until('sales to answer the read', async () => (await salesContactReads()) > before);
+      await until('the grant to wait for the bucket lock', () => bucket.waited(), { timeoutMs: 5_000, everyMs: 20 });
+      await pollUntil('sales to answer the read', salesContactReads, (reads) => reads > before, { timeoutMs: 5_000, everyMs: 20 });
       expect(answered).toBe(false);
       await bucket.release();
       const read = await pending;
@@ -250,7 +242,7 @@ describe('rate limits (contract §7)', () => {
       const bucket = await holdReadBucket(tenant.tenantId);
       const before = await salesContactReads();
       const pending = tenant.request('GET', path);
-      await until('the grant to wait for the bucket lock', () => bucket.waited());
+      await until('the grant to wait for the bucket lock', () => bucket.waited(), { timeoutMs: 5_000, everyMs: 20 });
       await new Promise((r) => setTimeout(r, 300));
       expect(await salesContactReads()).toBe(before);
       await bucket.release();

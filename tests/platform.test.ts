@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createDb } from '@crm/db';
 import { writeEvents } from '@crm/events';
 import { canConnect, freePort, repoRoot } from '@crm/stack';
-import { type Stack, send, sharedStack, startStack } from '@crm/testing';
+import { pollUntil, type Stack, send, sharedStack, startStack } from '@crm/testing';
 import { connect } from 'nats';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -186,17 +186,18 @@ describe('faults on a private stack with its own NATS', () => {
 
     const nc = await connect({ servers: `127.0.0.1:${natsPort}`, waitOnFirstConnect: true });
     const jsm = await nc.jetstreamManager();
-    const deadline = Date.now() + 30_000;
-    let count = 0;
-    while (Date.now() < deadline) {
-      count = await jsm.streams
-        .info(stack.stream)
-        .then((i) => i.state.messages)
-        .catch(() => 0);
-      const pending = await stack.sql('select count(*)::int as n from sales.outbox where published_at is null');
-      if (count >= written.length && pending.rows[0].n === 0) break;
-      await sleep(250);
-    }
+    await pollUntil(
+      'every event on the stream, none left in the outbox',
+      async () => ({
+        messages: await jsm.streams
+          .info(stack.stream)
+          .then((i) => i.state.messages)
+          .catch(() => 0),
+        unpublished: (await stack.sql('select count(*)::int as n from sales.outbox where published_at is null')).rows[0].n,
+      }),
+      (s) => s.messages >= written.length && s.unpublished === 0,
+      { timeoutMs: 30_000, everyMs: 250 },
+    );
     await sleep(1500); // a late duplicate would show up here
     const info = await jsm.streams.info(stack.stream);
     const ids: string[] = [];

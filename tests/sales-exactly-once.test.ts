@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { ServiceProcess } from '@crm/stack';
 import { type Stack, send, startStack, type TestTenant } from '@crm/testing';
-import { expectReplayOf, forgetGatewayRecord } from './exactly-once.ts';
+import { expectReplayOf, forgetGatewayRecord, untilClaimed } from './exactly-once.ts';
 import { orderBody, orderWorld } from './orders-fixtures.ts';
 import { type FeedEvent, isMarker, settledEvents } from './sales-feed.ts';
 
@@ -284,7 +284,7 @@ describe('repeats of one key at the same time run the write once', () => {
     const key = crypto.randomUUID();
     const body = orderBody({ products: [{ reference: 'WIDGET' }, { reference: 'GADGET' }] });
     const first = tenant.request('POST', '/v1/orders', { body, headers: keyed(key) });
-    await waitForClaim(tenant, key);
+    await untilClaimed(stack, tenant, key, 10);
     await forgetGatewayRecord(stack, tenant, key);
     const second = await send(replica.url, 'POST', '/v1/orders', { body, headers: { 'x-api-key': tenant.apiKey, ...keyed(key) } });
     const answer = await first;
@@ -314,15 +314,6 @@ describe('repeats of one key at the same time run the write once', () => {
     expect(events.filter((e) => e.type === 'contact.created' && e.data.name === 'Twice?')).toHaveLength(1);
   });
 });
-
-async function waitForClaim(tenant: TestTenant, key: string) {
-  for (let i = 0; i < 200; i++) {
-    const { rows } = await stack.sql('select 1 from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, key]);
-    if (rows.length > 0) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('the first request never claimed the key');
-}
 
 describe('a refused write records nothing', () => {
   test('the same key with another body is refused by the service too, and writes nothing', async () => {

@@ -1,7 +1,7 @@
 // How the sales and orders tests observe events: as a consumer does, through the events feed
 // (contract §25: the account's events in stream order, each listed once it was published and
 // consumed), never through the outbox table.
-import type { TestTenant } from '@crm/testing';
+import { pollUntil, type TestTenant } from '@crm/testing';
 
 export interface FeedEvent {
   id: string;
@@ -11,7 +11,6 @@ export interface FeedEvent {
 }
 
 const MARKER = 'feed marker ';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Whether a contact (or an event's data) is a marker written by `settledEvents`. */
 export const isMarker = (contact: { name?: unknown } | null | undefined): boolean =>
@@ -29,14 +28,12 @@ export async function listedEvents(tenant: TestTenant): Promise<FeedEvent[]> {
 }
 
 /** The feed once `done` holds, polled every 50 ms for up to `timeoutMs`. */
-export async function eventsWhen(tenant: TestTenant, done: (events: FeedEvent[]) => boolean, timeoutMs = 10_000): Promise<FeedEvent[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const events = await listedEvents(tenant);
-    if (done(events)) return events;
-    if (Date.now() > deadline) throw new Error(`the feed did not get there in ${timeoutMs} ms: ${events.map((e) => e.type).join(', ')}`);
-    await sleep(50);
-  }
+export function eventsWhen(tenant: TestTenant, done: (events: FeedEvent[]) => boolean, timeoutMs = 10_000): Promise<FeedEvent[]> {
+  return pollUntil('the feed to get there', () => listedEvents(tenant), done, {
+    timeoutMs,
+    everyMs: 50,
+    show: (events) => events.map((e) => e.type),
+  });
 }
 
 /**

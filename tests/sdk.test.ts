@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from '@crm/stack';
-import { type Stack, startStack, type TestTenant } from '@crm/testing';
+import { pollUntil, type Stack, startStack, type TestTenant } from '@crm/testing';
 import { Webhook } from 'standardwebhooks';
 import { formatWithBiome, SCHEMA_FILE, schemaSource } from '../clients/typescript/scripts/schema-source.ts';
 import {
@@ -43,16 +43,10 @@ async function world(options: Partial<ClientOptions> = {}, limits?: { write_per_
 
 /** The tenant's audit records of one method and path (written in batches: waits until `count` are there). */
 async function audited(tenant: TestTenant, method: string, path: string, count: number) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const res = await tenant.request(
-      'GET',
-      `/v1/audit-logs?method=${method}&path=${encodeURIComponent(path)}&sort=occurred_at&per_page=100`,
-    );
-    if (res.body.data.length >= count || Date.now() > deadline)
-      return res.body.data as { status: number; idempotency_key: string | null }[];
-    await Bun.sleep(200);
-  }
+  const query = `method=${method}&path=${encodeURIComponent(path)}&sort=occurred_at&per_page=100`;
+  const records = async (): Promise<{ status: number; idempotency_key: string | null }[]> =>
+    (await tenant.request('GET', `/v1/audit-logs?${query}`)).body.data;
+  return pollUntil(`${count} audit records of ${method} ${path}`, records, (listed) => listed.length >= count, { everyMs: 200 });
 }
 
 test('the committed SDK types are what the served OpenAPI document generates', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type EventType, eventDescriptions, eventPayloadErrors, eventPayloads, eventTypes } from '@crm/contracts';
 import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
 import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { deliveriesUntil } from './webhook-deliveries.ts';
 
 let stack: Stack;
 let tenant: TestTenant;
@@ -162,7 +163,7 @@ describe('delivery', () => {
     expect(eventPayloadErrors('webhook.test', got!.body.data)).toEqual([]);
     expect(new Date(got!.body.timestamp).toISOString()).toBe(got!.body.timestamp);
 
-    const log = await waitForLog(hook.id, (rows) => rows.some((d) => d.status === 'delivered'));
+    const log = await deliveriesUntil(tenant, hook.id, (rows) => rows.some((d) => d.status === 'delivered'));
     expect(log[0]).toEqual({
       id: expect.any(Number),
       event_id: eventId,
@@ -199,7 +200,7 @@ describe('delivery', () => {
     try {
       const hook = await createWebhook(tenant, { url: gone.url });
       await tenant.request('POST', `/v1/webhooks/${hook.id}/test`);
-      const log = await waitForLog(hook.id, (rows) => rows.some((d) => d.status === 'failed'));
+      const log = await deliveriesUntil(tenant, hook.id, (rows) => rows.some((d) => d.status === 'failed'));
       expect(log[0]).toMatchObject({ attempt: 1, status: 'failed', status_code: 410, response_excerpt: 'gone', next_attempt_at: null });
       const after = await tenant.request('GET', `/v1/webhooks/${hook.id}`);
       expect(after.body.data.enabled).toBe(false);
@@ -215,7 +216,7 @@ describe('delivery', () => {
     try {
       const hook = await createWebhook(tenant, { url: redirecting.url });
       const eventId = (await tenant.request('POST', `/v1/webhooks/${hook.id}/test`)).body.data.event_id;
-      const log = await waitForLog(hook.id, (rows) => rows.length > 0);
+      const log = await deliveriesUntil(tenant, hook.id, (rows) => rows.length > 0);
       expect(log[0]).toMatchObject({ attempt: 1, status: 'pending', status_code: 302, error: 'redirects are not followed' });
       expect(Date.parse(log[0].next_attempt_at) - Date.parse(log[0].created_at)).toBeGreaterThan(3000);
       expect(redirecting.received).toHaveLength(1);
@@ -243,15 +244,3 @@ describe('delivery', () => {
     expect(deletedLog.body.data).toEqual([]);
   }, 30_000);
 });
-
-async function waitForLog(webhookId: number, predicate: (rows: any[]) => boolean, timeoutMs = 15_000): Promise<any[]> {
-  const deadline = Date.now() + timeoutMs;
-  let rows: any[] = [];
-  while (Date.now() < deadline) {
-    const res = await tenant.request('GET', `/v1/webhooks/${webhookId}/deliveries`);
-    rows = res.body.data;
-    if (predicate(rows)) return rows;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`delivery log never matched: ${JSON.stringify(rows)}`);
-}

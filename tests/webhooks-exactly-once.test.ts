@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
 import { type ReceivedWebhook, type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 import { forgetGatewayRecord, writeAndRetry } from './exactly-once.ts';
+import { deliveries, deliveriesUntil } from './webhook-deliveries.ts';
 
 let stack: Stack;
 let receiver: Receiver;
@@ -32,21 +33,6 @@ async function createWebhook(tenant: TestTenant, body: Record<string, unknown> =
 const testsFor = (webhookId: number): ReceivedWebhook[] =>
   receiver.received.filter((r) => r.body.type === 'webhook.test' && r.body.data?.webhook_id === webhookId);
 
-async function deliveries(tenant: TestTenant, webhookId: number): Promise<any[]> {
-  return (await tenant.request('GET', `/v1/webhooks/${webhookId}/deliveries?per_page=100`)).body.data;
-}
-
-async function waitForDeliveries(tenant: TestTenant, webhookId: number, predicate: (rows: any[]) => boolean): Promise<any[]> {
-  const deadline = Date.now() + 15_000;
-  let rows: any[] = [];
-  while (Date.now() < deadline) {
-    rows = await deliveries(tenant, webhookId);
-    if (predicate(rows)) return rows;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`delivery log never matched: ${JSON.stringify(rows)}`);
-}
-
 /**
  * Sends one more test event (unkeyed) and waits until it is delivered and logged: anything a
  * write queued before it was due no later, so by then it would have been delivered too (the
@@ -56,7 +42,7 @@ async function settle(tenant: TestTenant, webhookId: number): Promise<string> {
   const control = await tenant.request('POST', `/v1/webhooks/${webhookId}/test`);
   expect(control.status).toBe(202);
   const eventId = control.body.data.event_id;
-  await waitForDeliveries(tenant, webhookId, (rows) => rows.some((d) => d.event_id === eventId && d.status === 'delivered'));
+  await deliveriesUntil(tenant, webhookId, (rows) => rows.some((d) => d.event_id === eventId && d.status === 'delivered'));
   await new Promise((r) => setTimeout(r, 200));
   return eventId;
 }
@@ -115,14 +101,14 @@ describe('a retry whose gateway record was lost gets the recorded answer and doe
     const tenant = await stack.createTenant();
     const hook = await createWebhook(tenant);
     const eventId = (await tenant.request('POST', `/v1/webhooks/${hook.id}/test`)).body.data.event_id;
-    const [first] = await waitForDeliveries(tenant, hook.id, (rows) => rows.some((d) => d.status === 'delivered'));
+    const [first] = await deliveriesUntil(tenant, hook.id, (rows) => rows.some((d) => d.status === 'delivered'));
     const headers = { 'idempotency-key': crypto.randomUUID() };
     const path = `/v1/webhooks/${hook.id}/deliveries/${first.id}/retry`;
     const queued = await tenant.request('POST', path, { headers });
     expect(queued.status).toBe(202);
     expect(queued.body.data).toMatchObject({ event_id: eventId, attempt: 2, status: 'pending' });
     // Made before the retry: a second manual retry now would queue attempt 3 rather than return the queued one.
-    await waitForDeliveries(tenant, hook.id, (rows) => rows.some((d) => d.id === queued.body.data.id && d.status === 'delivered'));
+    await deliveriesUntil(tenant, hook.id, (rows) => rows.some((d) => d.id === queued.body.data.id && d.status === 'delivered'));
     await forgetGatewayRecord(stack, tenant, headers['idempotency-key']);
     const retry = await tenant.request('POST', path, { headers });
     expect(retry.status).toBe(202);
@@ -180,7 +166,7 @@ describe('the write and its record commit together', () => {
     const kept = await createWebhook(tenant, { events: ['contact.created'] });
     const doomed = await createWebhook(tenant);
     await tenant.request('POST', `/v1/webhooks/${kept.id}/test`);
-    const [attempt] = await waitForDeliveries(tenant, kept.id, (rows) => rows.some((d) => d.status === 'delivered'));
+    const [attempt] = await deliveriesUntil(tenant, kept.id, (rows) => rows.some((d) => d.status === 'delivered'));
     /** What a client and its receiver see: the endpoints with their secrets, the delivery log, the test events received. */
     const visible = async () => ({
       webhooks: (await tenant.request('GET', '/v1/webhooks')).body.data,
@@ -258,7 +244,7 @@ describe('a refused write records nothing', () => {
     expect(sent.status).toBe(202);
     expect(sent.headers.get('idempotent-replayed')).toBeNull();
     await receiver.waitFor(() => testsFor(hook.id).some((r) => r.body.id === sent.body.data.event_id));
-    const [attempt] = await waitForDeliveries(tenant, hook.id, (rows) => rows.some((d) => d.status === 'delivered'));
+    const [attempt] = await deliveriesUntil(tenant, hook.id, (rows) => rows.some((d) => d.status === 'delivered'));
     const again = await tenant.request('POST', `/v1/webhooks/${hook.id}/deliveries/${attempt.id}/retry`, { headers: retryKey });
     expect(again.status).toBe(202);
     expect(again.headers.get('idempotent-replayed')).toBeNull();

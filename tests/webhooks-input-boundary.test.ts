@@ -8,11 +8,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newEventId } from '@crm/contracts';
 import { createDb, migrate } from '@crm/db';
-import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { pollUntil, type Stack, sharedStack, type TestTenant } from '@crm/testing';
 import { sql } from 'kysely';
 import { connect, JSONCodec, type NatsConnection } from 'nats';
 import { migrations } from '../services/webhooks/src/db/migrations/index.ts';
 import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { deliveriesUntil } from './webhook-deliveries.ts';
 
 let stack: Stack;
 let tenant: TestTenant;
@@ -506,18 +507,17 @@ describe('nothing from outside the API can poison the consumer or the worker', (
       msgID: crypto.randomUUID(),
     });
   const webhooksLog = () => readFileSync(join(stack.logDir, 'webhooks.log'), 'utf8');
-  /** The service's `event terminated` log lines naming `marker`, once there are `count` (or 15 s passed). */
+  /** The service's `event terminated` log lines naming `marker`, once there are `count`. */
   async function terminatedLines(marker: string, count: number): Promise<string[]> {
-    const deadline = Date.now() + 15_000;
-    let lines: string[] = [];
-    while (Date.now() < deadline) {
-      lines = webhooksLog()
-        .split('\n')
-        .filter((line) => line.includes(marker) && line.includes('event terminated'));
-      if (lines.length >= count) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    return lines;
+    return pollUntil(
+      `${count} 'event terminated' lines naming ${marker}`,
+      async () =>
+        webhooksLog()
+          .split('\n')
+          .filter((line) => line.includes(marker) && line.includes('event terminated')),
+      (lines) => lines.length >= count,
+      { timeoutMs: 15_000, everyMs: 200 },
+    );
   }
 
   test('an event whose payload holds U+0000 or an unpaired surrogate is stored and delivered with U+FFFD, signed', async () => {
@@ -544,7 +544,7 @@ describe('nothing from outside the API can poison the consumer or the worker', (
       }),
     );
     expect(got.verifiedWith).toEqual([target.secret]);
-    const log = await waitForLog(t, target.id, (rows) => rows.some((d) => d.status === 'delivered'));
+    const log = await deliveriesUntil(t, target.id, (rows) => rows.some((d) => d.status === 'delivered'));
     expect(log[0]).toMatchObject({ event_id: id, status: 'delivered', attempt: 1 });
     expect(webhooksLog()).toContain(id);
   });
@@ -591,7 +591,7 @@ describe('nothing from outside the API can poison the consumer or the worker', (
         .filter((line) => line.includes(marker) && line.includes('retried')),
     ).toEqual([]);
     expect(await stored(t)).toMatchObject({ endpoints: 1, events: 1, tasks: 1 });
-    const log = await waitForLog(t, target.id, (rows) => rows.some((d) => d.status === 'delivered'));
+    const log = await deliveriesUntil(t, target.id, (rows) => rows.some((d) => d.status === 'delivered'));
     expect(log.map((d) => d.event_id)).toEqual([good]);
   });
 
@@ -635,9 +635,12 @@ describe('nothing from outside the API can poison the consumer or the worker', (
     ).toEqual([]);
     // What a consumer of this service sees: only the conforming event, delivered and in the feed.
     expect(receiver.received.filter((r) => String(r.body.id).includes(marker)).map((r) => r.body.id)).toEqual([good.id]);
-    let listed: string[] = [];
-    for (const until = Date.now() + 5000; Date.now() < until && listed.length === 0; await new Promise((r) => setTimeout(r, 100)))
-      listed = (await t.request('GET', '/v1/events')).body.data.map((e: { id: string }) => e.id);
+    const listed = await pollUntil(
+      'the feed to list an event',
+      async (): Promise<string[]> => (await t.request('GET', '/v1/events')).body.data.map((e: { id: string }) => e.id),
+      (ids) => ids.length > 0,
+      { timeoutMs: 5_000 },
+    );
     expect(listed).toEqual([good.id]);
     for (const e of nonConforming) expect((await t.request('GET', `/v1/events/${e.id}`)).status).toBe(404);
   });
@@ -648,7 +651,7 @@ describe('nothing from outside the API can poison the consumer or the worker', (
       const t = await stack.createTenant();
       const target = await createWebhook(t, { url: `${nul.url}/nul` });
       await t.request('POST', `/v1/webhooks/${target.id}/test`);
-      const log = await waitForLog(t, target.id, (rows) => rows.some((d) => d.status === 'delivered'));
+      const log = await deliveriesUntil(t, target.id, (rows) => rows.some((d) => d.status === 'delivered'));
       expect(log).toHaveLength(1);
       expect(log[0]).toMatchObject({ status: 'delivered', status_code: 200, response_excerpt: 'ok\uFFFDdone\uFFFD' });
       expect(nul.received).toHaveLength(1);
@@ -678,15 +681,4 @@ function contactData(overrides: Record<string, unknown> = {}) {
     updated_at: '2026-01-01T00:00:00.000Z',
     ...overrides,
   };
-}
-
-async function waitForLog(t: TestTenant, webhookId: number, predicate: (rows: any[]) => boolean, timeoutMs = 15_000): Promise<any[]> {
-  const deadline = Date.now() + timeoutMs;
-  let rows: any[] = [];
-  while (Date.now() < deadline) {
-    rows = (await t.request('GET', `/v1/webhooks/${webhookId}/deliveries`)).body.data;
-    if (predicate(rows)) return rows;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`delivery log never matched: ${JSON.stringify(rows)}`);
 }

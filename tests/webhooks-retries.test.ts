@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { freePort } from '@crm/stack';
 import { type Stack, startStack, type TestTenant } from '@crm/testing';
 import { type Receiver, type ReplyFn, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { deliveriesUntil } from './webhook-deliveries.ts';
 
 // A stack of its own: a retry schedule of seconds and a short attempt timeout.
 let stack: Stack;
@@ -36,16 +37,8 @@ async function sendTest(id: number): Promise<string> {
   return res.body.data.event_id;
 }
 
-async function waitForLog(id: number, predicate: (rows: any[]) => boolean, timeoutMs = 20_000): Promise<any[]> {
-  const deadline = Date.now() + timeoutMs;
-  let rows: any[] = [];
-  while (Date.now() < deadline) {
-    rows = (await tenant.request('GET', `/v1/webhooks/${id}/deliveries?per_page=100`)).body.data;
-    if (predicate(rows)) return rows;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`delivery log never matched: ${JSON.stringify(rows)}`);
-}
+/** An endpoint's delivery log once `done` holds: up to 20 s, as some waits here span a whole retry schedule. */
+const waitForLog = (id: number, done: (rows: any[]) => boolean) => deliveriesUntil(tenant, id, done, 20_000);
 
 describe('retries', () => {
   test('5xx answers are retried on the schedule with the same webhook-id until a 2xx', async () => {
