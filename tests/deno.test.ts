@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { type Stack, startStack } from '@crm/testing';
+import { pollUntil, type Stack, startStack } from '@crm/testing';
 import { rawExchange, statusesOf } from './raw-http.ts';
 
 // The same code runs under Deno (from the npm package `deno`): the gateway and every service
@@ -48,8 +48,10 @@ test('under Deno a keyed write runs once, names its users, replays from the serv
   expect(retry.body.data.id).toBe(first.body.data.id);
   // The outbox relay (its statements prepared on its connection) publishes the one event.
   const published = async () => (await stack.sql('select published_at from sales.outbox where tenant_id = $1', [tenant.tenantId])).rows;
-  for (let i = 0; i < 100 && (await published()).some((r) => r.published_at === null); i++) await Bun.sleep(50);
-  const rows = await published();
+  const rows = await pollUntil('the outbox rows to be published', published, (outbox) => !outbox.some((r) => r.published_at === null), {
+    timeoutMs: 5_000,
+    everyMs: 50,
+  });
   expect(rows.length).toBe(1);
   expect(rows[0]?.published_at).not.toBeNull();
 });

@@ -3,7 +3,7 @@
 // and cursor modes, the watermark (a walk never skips an event stored late), tenant isolation,
 // retention (the purge job), and how soon an event is listed after the write's answer.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type ApiResponse, pollUntil, type Stack, startStack, type TestTenant } from '@crm/testing';
+import { type ApiResponse, pollUntil, type Stack, startStack, type TestTenant, until } from '@crm/testing';
 import pg from 'pg';
 import { type ReceivedWebhook, type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 
@@ -213,26 +213,30 @@ describe('the watermark: a walk never skips an event stored late', () => {
       await lock.query('select id from webhooks.endpoints where id = $1 for update', [held.id]);
       await ok(t, 'POST', '/v1/contacts', { name: 'Stored late', type: 'client' });
       // The consumer is now waiting on the lock with the contact's event (so it is in the stream first).
-      for (let i = 0; ; i++) {
+      const consumerWaits = async () => {
         const { rows } = await stack.sql(
           `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'
              and query ilike '%insert into events%'`,
         );
-        if (rows[0].n > 0) break;
-        if (i > 200) throw new Error('the contact event never reached the consumer');
-        await sleep(50);
-      }
+        return rows[0].n > 0;
+      };
+      await until('the contact event to reach the consumer (its insert waiting on the lock)', consumerWaits, {
+        timeoutMs: 11_000,
+        everyMs: 50,
+      });
       await ok(t, 'POST', '/v1/product-categories', { name: 'Later one', reference: 'later-1' });
       await ok(t, 'POST', '/v1/product-categories', { name: 'Later two', reference: 'later-2' });
-      let laterIds: string[] = [];
-      for (let i = 0; laterIds.length < 2; i++) {
-        const { rows } = await stack.sql(`select id from webhooks.events where tenant_id = $1 and type = 'product_category.created'`, [
-          t.tenantId,
-        ]);
-        laterIds = rows.map((r) => r.id);
-        if (i > 200) throw new Error('the later events were not stored');
-        await sleep(50);
-      }
+      const laterIds = await pollUntil(
+        'the two later events to be stored',
+        async (): Promise<string[]> => {
+          const { rows } = await stack.sql(`select id from webhooks.events where tenant_id = $1 and type = 'product_category.created'`, [
+            t.tenantId,
+          ]);
+          return rows.map((r) => r.id);
+        },
+        (ids) => ids.length >= 2,
+        { timeoutMs: 11_000, everyMs: 50 },
+      );
       // Stored, and readable by id, but not listed: the contact's event before them is not stored yet.
       expect((await t.request('GET', `/v1/events/${laterIds[0]}`)).status).toBe(200);
       await sleep(500);
@@ -352,20 +356,16 @@ describe('retention', () => {
     );
     const exists = async (id: string) =>
       (await stack.sql('select count(*)::int as n from webhooks.events where id = $1', [id])).rows[0].n === 1;
-    for (let i = 0; (await exists(aged?.id as string)) || (await exists(`evt_old${suffix}`)); i++) {
-      if (i > 100) throw new Error('the purge did not delete the expired events');
-      await sleep(100);
-    }
+    const expiredGone = async () => !(await exists(aged?.id as string)) && !(await exists(`evt_old${suffix}`));
+    await until('the purge to delete the expired events', expiredGone, { timeoutMs: 11_000 });
     expect(await exists(recent?.id as string)).toBe(true);
     expect(await exists(`evt_pending${suffix}`)).toBe(true);
     expect((await feed(t)).map((e) => e.id)).toEqual([recent?.id as string]);
     expect((await t.request('GET', `/v1/events/${aged?.id}`)).status).toBe(404);
     // Once its delivery has ended, the old event goes too (with its task).
     await stack.sql(`update webhooks.delivery_tasks set status = 'delivered' where event_id = $1`, [`evt_pending${suffix}`]);
-    for (let i = 0; await exists(`evt_pending${suffix}`); i++) {
-      if (i > 100) throw new Error('the purge did not delete the event whose delivery ended');
-      await sleep(100);
-    }
+    const pendingGone = async () => !(await exists(`evt_pending${suffix}`));
+    await until('the purge to delete the event whose delivery ended', pendingGone, { timeoutMs: 11_000 });
   }, 60_000);
 });
 

@@ -11,13 +11,14 @@ describe('audit log on the shared stack (contract §9)', () => {
     stack = await sharedStack();
   }, 180_000);
 
+  /** The tenant's audit rows, once there are `expected` (the recorder writes in batches). */
   async function auditRows(tenantId: string, expected: number) {
-    for (let i = 0; i < 50; i++) {
-      const { rows } = await stack.sql('select * from gateway.audit_logs where tenant_id = $1 order by id', [tenantId]);
-      if (rows.length >= expected) return rows;
-      await sleep(100);
-    }
-    throw new Error(`fewer than ${expected} audit rows`);
+    return pollUntil(
+      `${expected} audit rows of tenant ${tenantId}`,
+      async () => (await stack.sql('select * from gateway.audit_logs where tenant_id = $1 order by id', [tenantId])).rows,
+      (rows) => rows.length >= expected,
+      { timeoutMs: 5_000 },
+    );
   }
 
   test('one record per request, with what happened and never the key; secret query values redacted', async () => {
@@ -96,11 +97,12 @@ describe('audit log on the shared stack (contract §9)', () => {
     const badKey = `crm_${'Z'.repeat(43)}`;
     const res = await fetch(`${stack.gatewayUrl}/v1/contacts?secret=abc`, { headers: { 'x-api-key': badKey, 'x-request-id': requestId } });
     expect(res.status).toBe(401);
-    let rows: any[] = [];
-    for (let i = 0; i < 50 && rows.length === 0; i++) {
-      await sleep(100);
-      rows = (await stack.sql('select * from gateway.audit_logs where request_id = $1', [requestId])).rows;
-    }
+    const rows = await pollUntil(
+      'the audit record of the 401',
+      async (): Promise<any[]> => (await stack.sql('select * from gateway.audit_logs where request_id = $1', [requestId])).rows,
+      (listed) => listed.length > 0,
+      { timeoutMs: 5_000 },
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ tenant_id: null, key_id: null, status: 401, error_type: 'unauthorized', query: 'secret=[REDACTED]' });
     expect(JSON.stringify(rows[0])).not.toContain(badKey);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { ServiceProcess } from '@crm/stack';
-import { type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
+import { pollUntil, type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
 import { untilClaimed } from './exactly-once.ts';
 
 let stack: Stack;
@@ -286,13 +286,18 @@ describe('idempotency keys (contract §8)', () => {
 
     await aged(24.1);
     const purger = await stack.startGatewayReplica({ PURGE_INTERVAL_MS: '200' });
-    let remaining = 1;
-    for (let i = 0; i < 50 && remaining > 0; i++) {
-      await sleep(100);
-      const { rows } = await stack.sql('select 1 from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, key]);
-      remaining = rows.length;
+    let remaining: number;
+    try {
+      remaining = await pollUntil(
+        'the purge of the expired key',
+        async () =>
+          (await stack.sql('select 1 from gateway.idempotency_keys where tenant_id = $1 and key = $2', [tenant.tenantId, key])).rows.length,
+        (n) => n === 0,
+        { timeoutMs: 5_000 },
+      );
+    } finally {
+      await purger.stop();
     }
-    await purger.stop();
     expect(remaining).toBe(0);
     const anew = await tenant.request('POST', '/v1/contacts', { body: { name, type: 'client' }, headers: keyed(key) });
     expect(anew.status).toBe(201);
@@ -333,16 +338,18 @@ describe('a keyed write: its grant and its claim in one statement (§7 before §
       const holder = (await lock.query('select pg_backend_pid() as pid')).rows[0].pid as number;
       const key = newKey();
       const pending = t.request('POST', '/v1/contacts', { body: { name: `One ${key}`, type: 'client' }, headers: keyed(key) });
-      let waiting: string | undefined;
-      for (let i = 0; i < 100 && !waiting; i++) {
-        // Only what waits for this bucket's lock: another statement on rate_limits may be waiting elsewhere.
+      // Only what waits for this bucket's lock: another statement on rate_limits may be waiting elsewhere.
+      const blocked = async (): Promise<string | undefined> => {
         const { rows } = await stack.sql(
           `select query from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and $1 = any(pg_blocking_pids(pid))`,
           [holder],
         );
-        waiting = rows[0]?.query;
-        if (!waiting) await sleep(20);
-      }
+        return rows[0]?.query;
+      };
+      const waiting = await pollUntil('a statement to wait on the held lock of the write bucket', blocked, (query) => Boolean(query), {
+        timeoutMs: 5_000,
+        everyMs: 20,
+      });
       // pg_stat_activity keeps the first 1024 bytes: the grant, as the first part of the claim's statement.
       expect(waiting?.trim()).toStartWith('with g as (insert into rate_limits');
       await lock.query('commit');

@@ -3,7 +3,7 @@
 // never passes that header to clients; the audit record names the type; a validation error does
 // not consume an Idempotency-Key (read from the header, not the body).
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { type ApiResponse, type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { type ApiResponse, pollUntil, type Stack, sharedStack, type TestTenant } from '@crm/testing';
 
 let stack: Stack;
 
@@ -11,17 +11,17 @@ beforeAll(async () => {
   stack = await sharedStack();
 }, 180_000);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** The audit record of one request, read through the API (records are written in batches). */
 async function auditRecord(tenant: TestTenant, requestId: string, path: string) {
-  for (let i = 0; i < 50; i++) {
-    const list = await tenant.request('GET', `/v1/audit-logs?per_page=100&path=${encodeURIComponent(path)}`);
-    const record = list.body.data?.find((r: { request_id: string }) => r.request_id === requestId);
-    if (record) return record;
-    await sleep(100);
-  }
-  throw new Error(`no audit record for ${requestId}`);
+  return pollUntil(
+    `the audit record of request ${requestId}`,
+    async () =>
+      (await tenant.request('GET', `/v1/audit-logs?per_page=100&path=${encodeURIComponent(path)}`)).body.data?.find(
+        (r: { request_id: string }) => r.request_id === requestId,
+      ),
+    (record) => record !== undefined,
+    { timeoutMs: 5_000 },
+  );
 }
 
 /** A request with its own request id, so its audit record can be found. */

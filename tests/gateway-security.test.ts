@@ -2,7 +2,7 @@
 // the headers of every /v1 answer and of downloads, and the CORS allow-list.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { ServiceProcess } from '@crm/stack';
-import { type ApiResponse, type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
+import { type ApiResponse, pollUntil, type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
 import { createContact, pdf, uploadToContact } from './documents-fixtures.ts';
 
 const APP = 'https://tools.example.com';
@@ -198,8 +198,7 @@ describe('CORS (§20)', () => {
     // Audit records are written in batches (AUDIT_FLUSH_MS, 500 ms).
     const audited = async () =>
       (await stack.sql('select method, status, tenant_id from gateway.audit_logs where request_id::text = any($1::text[])', [ids])).rows;
-    for (let i = 0; i < 50 && (await audited()).length < 5; i++) await Bun.sleep(100);
-    const rows = await audited();
+    const rows = await pollUntil('the audit records of the five preflights', audited, (listed) => listed.length >= 5, { timeoutMs: 5_000 });
     expect(rows).toHaveLength(5);
     expect(rows.every((r) => r.method === 'OPTIONS' && r.status === 204 && r.tenant_id === null)).toBe(true);
   });

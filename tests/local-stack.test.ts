@@ -16,7 +16,7 @@ import {
   type S3Env,
   s3Client,
 } from '@crm/stack';
-import { type Stack, sharedStack } from '@crm/testing';
+import { type Stack, sharedStack, until } from '@crm/testing';
 import pg from 'pg';
 
 const bun = join(repoRoot, 'node_modules/.bin/bun');
@@ -81,7 +81,7 @@ describe('MinIO credentials (contract §20)', () => {
     let restarted: ChildProcess | undefined;
     const defaults: S3Env = { endpoint, region: 'us-east-1', accessKey: 'minioadmin', secretKey: 'minioadmin' };
     try {
-      for (let i = 0; i < 300 && !(await canConnect('127.0.0.1', port)); i++) await Bun.sleep(100);
+      await until('the old MinIO to accept connections', () => canConnect('127.0.0.1', port), { timeoutMs: 30_000, everyMs: 100 });
       const before = s3Client(defaults);
       await before.send(new CreateBucketCommand({ Bucket: 'kept-bucket' }));
       before.destroy();

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from '@crm/stack';
-import { pollUntil, type Stack, startStack, type TestTenant } from '@crm/testing';
+import { pollUntil, type Stack, startStack, type TestTenant, until } from '@crm/testing';
 import { Webhook } from 'standardwebhooks';
 import { formatWithBiome, SCHEMA_FILE, schemaSource } from '../clients/typescript/scripts/schema-source.ts';
 import {
@@ -162,7 +162,7 @@ describe('retries with the same Idempotency-Key', () => {
       first = tenant.request('POST', '/v1/contacts', { body, headers: { 'idempotency-key': key } });
       await Bun.sleep(300);
       second = client.contacts.create(body, { idempotencyKey: key });
-      for (let i = 0; i < 100 && retries.length === 0; i++) await Bun.sleep(50);
+      await until('the client to retry after the 409', async () => retries.length > 0, { timeoutMs: 5_000, everyMs: 50 });
     } finally {
       process.kill(sales, 'SIGCONT');
     }

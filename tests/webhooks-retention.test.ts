@@ -5,7 +5,7 @@
 // attempts and tasks of the expired events must be gone from the table and from
 // GET /v1/webhooks/{id}/deliveries, while those of newer events stay.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { type Stack, startStack, type TestTenant } from '@crm/testing';
+import { pollUntil, type Stack, startStack, type TestTenant } from '@crm/testing';
 import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 
 let stack: Stack;
@@ -39,8 +39,6 @@ afterAll(async () => {
   await stack?.stop();
 }, 60_000);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 test('delivery attempts and tasks of events older than 30 days are purged with them; newer ones stay, listed as before', async () => {
   const t: TestTenant = await stack.createTenant();
   const hook = await t.request('POST', '/v1/webhooks', { body: { url: `${receiver.url}/retention`, events: ['contact.created'] } });
@@ -59,17 +57,20 @@ test('delivery attempts and tasks of events older than 30 days are purged with t
         [eventIds],
       )
     ).rows;
-  let events: string[] = [];
-  for (let i = 0; ; i++) {
+  const delivered = async () => {
     const { rows } = await stack.sql<{ event_id: string }>(
       `select event_id from webhooks.delivery_tasks where tenant_id = $1 and status = 'delivered' order by id`,
       [t.tenantId],
     );
-    events = rows.map((r) => r.event_id);
-    if (events.length === 5 && (await attempts(events)).every((r) => r.n === 2)) break;
-    if (i > 200) throw new Error(`deliveries did not complete: ${events.length} delivered`);
-    await sleep(100);
-  }
+    const ids = rows.map((r) => r.event_id);
+    return { events: ids, attempts: await attempts(ids) };
+  };
+  const { events } = await pollUntil(
+    'five events delivered, each after two attempts',
+    delivered,
+    (d) => d.events.length === 5 && d.attempts.every((r) => r.n === 2),
+    { timeoutMs: 21_000 },
+  );
   const log = async () => {
     const res = await t.request('GET', `/v1/webhooks/${webhookId}/deliveries?per_page=100`);
     expect(res.status).toBe(200);
@@ -96,10 +97,12 @@ test('delivery attempts and tasks of events older than 30 days are purged with t
   await age(expired, 31);
   await age(kept.slice(0, 1), 29);
 
-  for (let i = 0; (await attempts(expired)).length > 0; i++) {
-    if (i > 150) throw new Error('the purge did not delete the expired delivery attempts within 15 s');
-    await sleep(100);
-  }
+  await pollUntil(
+    'the purge of the expired delivery attempts',
+    () => attempts(expired),
+    (rows) => rows.length === 0,
+    { timeoutMs: 16_000 },
+  );
   const tasks = await stack.sql('select count(*)::int as n from webhooks.delivery_tasks where event_id = any($1::text[])', [expired]);
   expect(tasks.rows[0].n).toBe(0);
   const events31 = await stack.sql('select count(*)::int as n from webhooks.events where id = any($1::text[])', [expired]);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Stack, startStack, type TestTenant } from '@crm/testing';
 import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { deliveriesUntil } from './webhook-deliveries.ts';
 
 // Contract §20: webhook targets must be global unicast, at registration and at connect time.
 // A stack of its own with WEBHOOK_ALLOWED_NETS empty (loopback is refused like any other
@@ -243,13 +244,8 @@ describe('SSRF guard at registration', () => {
 /** Sends a test event to the endpoint and waits for its first logged attempt. */
 async function firstAttempt(who: TestTenant, id: number) {
   expect((await who.request('POST', `/v1/webhooks/${id}/test`)).status).toBe(202);
-  for (let i = 0; i < 100; i++) {
-    const log: { attempt: number }[] = (await who.request('GET', `/v1/webhooks/${id}/deliveries`)).body.data;
-    const first = log.find((a) => a.attempt === 1);
-    if (first) return first as any;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no delivery attempt logged for webhook ${id}`);
+  const log = await deliveriesUntil(who, id, (rows) => rows.some((a) => a.attempt === 1), 10_000);
+  return log.find((a) => a.attempt === 1);
 }
 
 describe('SSRF guard at connect time', () => {

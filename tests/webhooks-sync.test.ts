@@ -1,7 +1,7 @@
 // Issue 13 for webhooks: keyset cursors and Link headers on the endpoint list and the delivery log
 // (contract §22), ETags and If-Match on webhook endpoints (§24), through the gateway.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type ApiResponse, type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { type ApiResponse, pollUntil, type Stack, sharedStack, type TestTenant } from '@crm/testing';
 import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 
 let stack: Stack;
@@ -15,8 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The `rel` → URL map of a Link header. */
 function links(res: ApiResponse): Record<string, string> {
@@ -141,12 +139,14 @@ describe('delivery log: cursor walks (contract §22)', () => {
   async function endpointWithDeliveries(t: TestTenant, count: number): Promise<number> {
     const hook = await createEndpoint(t, `log-${crypto.randomUUID().slice(0, 8)}`);
     for (let i = 0; i < count; i++) expect((await t.request('POST', `/v1/webhooks/${hook.id}/test`)).status).toBe(202);
-    for (let i = 0; i < 100; i++) {
-      const res = await t.request('GET', `/v1/webhooks/${hook.id}/deliveries?status=delivered&per_page=1`);
-      if (res.body.pagination.total === count) return hook.id;
-      await sleep(200);
-    }
-    throw new Error('test deliveries did not arrive');
+    await pollUntil(
+      `${count} delivered test events`,
+      async (): Promise<number> =>
+        (await t.request('GET', `/v1/webhooks/${hook.id}/deliveries?status=delivered&per_page=1`)).body.pagination.total,
+      (total) => total === count,
+      { timeoutMs: 20_000, everyMs: 200 },
+    );
+    return hook.id;
   }
 
   /** Copies an attempt row as a new attempt (the log only grows by the worker; this is faster and exact). */
