@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createDb } from '@crm/db';
 import { type ApiResponse, pollUntil, type Stack, sharedStack, startStack, type TestTenant } from '@crm/testing';
 import { insertAuditEntries } from '../services/gateway/src/audit/repo.ts';
+import { auditRowsUntil } from './audit-rows.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -10,16 +11,6 @@ describe('audit log on the shared stack (contract §9)', () => {
   beforeAll(async () => {
     stack = await sharedStack();
   }, 180_000);
-
-  /** The tenant's audit rows, once there are `expected` (the recorder writes in batches). */
-  async function auditRows(tenantId: string, expected: number) {
-    return pollUntil(
-      `${expected} audit rows of tenant ${tenantId}`,
-      async () => (await stack.sql('select * from gateway.audit_logs where tenant_id = $1 order by id', [tenantId])).rows,
-      (rows) => rows.length >= expected,
-      { timeoutMs: 5_000 },
-    );
-  }
 
   test('one record per request, with what happened and never the key; secret query values redacted', async () => {
     const tenant = await stack.createTenant({ limits: { write_per_minute: 2 } });
@@ -30,7 +21,7 @@ describe('audit log on the shared stack (contract §9)', () => {
     await tenant.request('POST', '/v1/contacts', { body: { name: 'Audited', type: 'client' }, headers: { 'idempotency-key': 'k-1' } });
     await tenant.request('POST', '/v1/contacts', { body: { name: 'Audited', type: 'client' }, headers: { 'idempotency-key': 'k-1' } });
     await tenant.request('POST', '/v1/contacts', { body: { name: 'Limited', type: 'client' } });
-    const rows = await auditRows(tenant.tenantId, 4);
+    const rows = await auditRowsUntil(stack, 'tenant_id = $1', [tenant.tenantId], 4);
     expect(rows.length).toBe(4);
     const [read, created, replayed, limited] = rows;
     expect(read).toMatchObject({
@@ -97,12 +88,7 @@ describe('audit log on the shared stack (contract §9)', () => {
     const badKey = `crm_${'Z'.repeat(43)}`;
     const res = await fetch(`${stack.gatewayUrl}/v1/contacts?secret=abc`, { headers: { 'x-api-key': badKey, 'x-request-id': requestId } });
     expect(res.status).toBe(401);
-    const rows = await pollUntil(
-      'the audit record of the 401',
-      async (): Promise<any[]> => (await stack.sql('select * from gateway.audit_logs where request_id = $1', [requestId])).rows,
-      (listed) => listed.length > 0,
-      { timeoutMs: 5_000 },
-    );
+    const rows = await auditRowsUntil(stack, 'request_id = $1', [requestId], 1);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ tenant_id: null, key_id: null, status: 401, error_type: 'unauthorized', query: 'secret=[REDACTED]' });
     expect(JSON.stringify(rows[0])).not.toContain(badKey);
@@ -116,7 +102,7 @@ describe('audit log on the shared stack (contract §9)', () => {
     for (let i = 0; i < 3; i++) await tenant.request('GET', `/v1/users?page=${i + 1}`);
     await tenant.request('POST', '/v1/contacts', { body: { type: 'client' } }); // 422
     await tenant.request('GET', '/v1/contacts/missing'); // 404
-    await auditRows(tenant.tenantId, 5);
+    await auditRowsUntil(stack, 'tenant_id = $1', [tenant.tenantId], 5);
 
     const all = await tenant.request('GET', '/v1/audit-logs?per_page=2');
     expect(all.status).toBe(200);

@@ -4,10 +4,11 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { createDb, migrate } from '@crm/db';
 import type { Logger } from '@crm/http';
-import { pollUntil, type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
+import { type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
 import { type AuditEntry, createAuditRecorder } from '../services/gateway/src/audit/recorder.ts';
 import type { GatewayDatabase } from '../services/gateway/src/db/database.ts';
 import { migrations } from '../services/gateway/src/db/migrations/index.ts';
+import { auditRowsUntil } from './audit-rows.ts';
 import { rawExchange, statusesOf } from './raw-http.ts';
 
 let stack: Stack;
@@ -25,16 +26,6 @@ const fields = (res: { body: any }) => Object.fromEntries((res.body.error?.detai
 const TIMESTAMP_RULE = 'must be an RFC 3339 timestamp with Z or a ±hh:mm offset';
 /** Every printable ASCII character, space to tilde, once. */
 const PRINTABLE_ASCII = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('');
-
-/** The audit rows matching `where`, once there are `expected` (the recorder writes in batches). */
-async function waitForAudit(where: string, params: unknown[], expected: number) {
-  return pollUntil(
-    `${expected} audit rows where ${where}`,
-    async () => (await stack.sql(`select * from gateway.audit_logs where ${where} order by id`, params)).rows,
-    (rows) => rows.length >= expected,
-    { timeoutMs: 10_000 },
-  );
-}
 
 describe('GET /v1/audit-logs: every query parameter is checked (§19)', () => {
   test('NUL in any parameter, known or unknown → one 422 naming each; nothing reaches PostgreSQL', async () => {
@@ -100,7 +91,7 @@ describe('GET /v1/audit-logs: every query parameter is checked (§19)', () => {
     await own.request('GET', '/v1/users?n=1');
     await own.request('GET', '/v1/users?n=2');
     await own.request('POST', '/v1/contacts', { body: { type: 'client' } });
-    await waitForAudit('tenant_id = $1', [own.tenantId], 3);
+    await auditRowsUntil(stack, 'tenant_id = $1', [own.tenantId], 3);
     const bad = await own.request('GET', '/v1/audit-logs?method=FETCH&sort=id');
     expect(bad.status).toBe(422);
     expect(fields(bad)).toEqual({
@@ -124,7 +115,7 @@ describe('the audit recorder never loses a batch to one hostile value (§9, §19
       headers: { 'x-request-id': requestId, 'user-agent': 'probe/1' },
     });
     expect(res.status).toBeLessThan(500);
-    const [row] = await waitForAudit('request_id = $1', [requestId], 1);
+    const [row] = await auditRowsUntil(stack, 'request_id = $1', [requestId], 1);
     expect(row).toMatchObject({ path: '/v1/contacts/a%00b', query: 'q=%00&x=1', status: res.status, user_agent: 'probe/1' });
     const found = await own.request('GET', `/v1/audit-logs?path=${encodeURIComponent('/v1/contacts/a%00b')}`);
     expect(found.body.data.map((r: any) => r.request_id)).toEqual([requestId]);

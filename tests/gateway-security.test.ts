@@ -2,7 +2,8 @@
 // the headers of every /v1 answer and of downloads, and the CORS allow-list.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { ServiceProcess } from '@crm/stack';
-import { type ApiResponse, pollUntil, type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
+import { type ApiResponse, type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
+import { auditRowsUntil } from './audit-rows.ts';
 import { createContact, pdf, uploadToContact } from './documents-fixtures.ts';
 
 const APP = 'https://tools.example.com';
@@ -196,9 +197,7 @@ describe('CORS (§20)', () => {
     for (let i = 0; i < 4; i++) statuses.push((await fetch(`${corsGateway.url}/v1/users`, { headers: { 'x-forwarded-for': ip } })).status);
     expect(statuses).toEqual([401, 401, 401, 429]);
     // Audit records are written in batches (AUDIT_FLUSH_MS, 500 ms).
-    const audited = async () =>
-      (await stack.sql('select method, status, tenant_id from gateway.audit_logs where request_id::text = any($1::text[])', [ids])).rows;
-    const rows = await pollUntil('the audit records of the five preflights', audited, (listed) => listed.length >= 5, { timeoutMs: 5_000 });
+    const rows = await auditRowsUntil(stack, 'request_id::text = any($1::text[])', [ids], 5);
     expect(rows).toHaveLength(5);
     expect(rows.every((r) => r.method === 'OPTIONS' && r.status === 204 && r.tenant_id === null)).toBe(true);
   });
