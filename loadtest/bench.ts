@@ -33,6 +33,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cpuPerRequest, GATEWAY_ITSELF, groupsPerRequest, type Measured, partPerRequest } from './lib/bench-figures.ts';
 import { type BenchTarget, startBenchTarget } from './lib/bench-setup.ts';
 import {
   judgeRatio,
@@ -131,29 +132,6 @@ function writeCases(t: BenchTarget): Case[] {
       shape: post(`${t.urls.gateway}/v1/contacts`, { 'x-api-key': t.tenant.api_key }, 'd'),
     },
   ];
-}
-
-interface Measured {
-  figures: LoadFigures;
-  cpu: CpuUse;
-  /** SQL statements per request sent by sales and by the gateway. */
-  statements: { sales: number; gateway: number };
-}
-
-/** CPU milliseconds per request of every watched process together (the generator excluded). */
-function cpuPerRequest(m: Measured): number {
-  return m.cpu.total / Math.max(1, m.figures.requests);
-}
-
-/** CPU milliseconds per request of some watched groups together. */
-function groupsPerRequest(m: Measured, groups: string[]): number {
-  return groups.reduce((sum, g) => sum + (m.cpu.groups[g] ?? 0), 0) / Math.max(1, m.figures.requests);
-}
-
-/** CPU milliseconds per request of one watched group in its own code (user) or in the kernel on its behalf. */
-function partPerRequest(m: Measured, group: string, part: 'user' | 'kernel'): number {
-  const kernel = m.cpu.kernel[group] ?? 0;
-  return (part === 'kernel' ? kernel : (m.cpu.groups[group] ?? 0) - kernel) / Math.max(1, m.figures.requests);
 }
 
 async function measure(c: Case, round: string, seconds: number): Promise<Measured> {
@@ -344,7 +322,6 @@ try {
   }
   // b − a split: the gateway's own work (its process and its PostgreSQL backends) and what the
   // rest (sales, its backends) costs more per read beside it on the same cores than under (a).
-  const GATEWAY_ITSELF = ['gateway', 'gw-pg'];
   const itself = (key: string) => acrossRounds(key, key, (o) => 1000 * groupsPerRequest(o, GATEWAY_ITSELF));
   const others = (over: string, under: string) =>
     acrossRounds(over, under, (o, u) => 1000 * (cpuPerRequest(o) - groupsPerRequest(o, GATEWAY_ITSELF) - cpuPerRequest(u)));
@@ -430,7 +407,23 @@ try {
   say(tally(verdicts));
   writeFileSync(
     join(resultsDir, `bench-${when}.json`),
-    JSON.stringify({ when, cores: CORES, machine, startLoad, roundLoads, rounds, half, verdicts }, null, 2),
+    JSON.stringify(
+      {
+        when,
+        cores: CORES,
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        runtimes: deno ? ['bun', 'deno'] : ['bun'],
+        machine,
+        startLoad,
+        roundLoads,
+        rounds,
+        half,
+        verdicts,
+      },
+      null,
+      2,
+    ),
   );
 
   if (!deno && (process.env.BENCH_PROFILE === '1' || verdicts.some((v) => !v.ok))) {
