@@ -63,6 +63,8 @@ const table = (header: string[], rows: string[][]) =>
   [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 /** The run's name in the README: its start (UTC, hh:mm) and the load average then. */
 const label = (r: Run) => `${r.when.slice(11, 16).replace('-', ':')} (${r.startLoad.split(' ')[0]})`;
+/** The run's name in the per-round tables: its start, and its connections where not 16. */
+const short = (r: Run) => `${r.when.slice(11, 16).replace('-', ':')}${r.connections === 16 ? '' : ` (${r.connections})`}`;
 
 /** A figure of cases of the same round, over the rounds (NaN in a round that lacks one). */
 function perRound(r: Run, keys: string[], figure: (...cases: Measured[]) => number): number[] {
@@ -193,7 +195,7 @@ if (bun.length > 0) {
           fixed(med(perRound(r, ['b', 'p', 'a'], (b, p, a) => figure(b, p) / cpuPerRequest(a))));
         const policies = (part: 'user' | 'kernel') => ofA((b, p) => partPerRequest(b, 'gateway', part) - partPerRequest(p, 'proxy', part));
         return [
-          `${label(r)}${r.connections === 16 ? '' : ` (${r.connections})`}`,
+          short(r),
           ofA((_, p) => groupsPerRequest(p, ['proxy'])),
           policies('user'),
           policies('kernel'),
@@ -219,7 +221,7 @@ if (bun.length > 0) {
       const x = groupsPerRequest(d, GATEWAY_ITSELF) / cpuPerRequest(e);
       writeRows.push({ run: r, round: i + 1, de, z, x });
       writeTable.push([
-        `${label(r)}${r.connections === 16 ? '' : ` (${r.connections})`}`,
+        short(r),
         String(i + 1),
         `${whole(e.figures.rps)} / ${whole(d.figures.rps)}`,
         bold(fixed(de, 4), de >= DE_TARGET),
@@ -289,7 +291,7 @@ if (bun.length > 0) {
           ? `${fixed(round[key].p99)} (${pct(shares[key]?.machine ?? Number.NaN)}, ${pct(shares[key]?.steal ?? Number.NaN)})`
           : '-';
       halfRows.push([
-        `${label(r)}${r.connections === 16 ? '' : ` (${r.connections})`}`,
+        short(r),
         String(i + 1),
         `${whole(r.half?.rate ?? Number.NaN)} / ${whole(r.half?.sameDemandRate ?? Number.NaN)}`,
         cell('b'),
