@@ -8,8 +8,16 @@
 // against the files it came from. Reads files only: run it after the bench, not beside it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { cpuPerRequest, GATEWAY_ITSELF, groupsPerRequest, type Measured, partPerRequest } from './lib/bench-figures.ts';
-import { type Spread, spread } from './lib/bench-targets.ts';
+import {
+  cpuPerRequest,
+  GATEWAY_ITSELF,
+  groupsPerRequest,
+  type Measured,
+  partPerRequest,
+  perRound as perRoundOf,
+  SAME_DEMAND,
+} from './lib/bench-figures.ts';
+import { type Spread, spread, tally, type Verdict } from './lib/bench-targets.ts';
 import type { CpuUse } from './lib/cpu.ts';
 import { resultsDir } from './lib/k6.ts';
 import type { LoadFigures } from './lib/wrk.ts';
@@ -21,10 +29,9 @@ interface Run {
   connections: number;
   rounds: Record<string, Measured>[];
   half?: { rate: number; sameDemandRate: number; rounds: Record<string, LoadFigures>[]; shares: Record<string, CpuUse>[] };
-  verdicts: { name: string; ok: boolean; reference: boolean }[];
+  verdicts: Verdict[];
 }
 
-const SAME_DEMAND = 'b-same-demand';
 /** The d/e target, and the ceiling on (d − e)/(e) under which rounds have held it (README). */
 const DE_TARGET = 0.8;
 const THIRD = 1 / 3;
@@ -66,13 +73,8 @@ const label = (r: Run) => `${r.when.slice(11, 16).replace('-', ':')} (${r.startL
 /** The run's name in the per-round tables: its start, and its connections where not 16. */
 const short = (r: Run) => `${r.when.slice(11, 16).replace('-', ':')}${r.connections === 16 ? '' : ` (${r.connections})`}`;
 
-/** A figure of cases of the same round, over the rounds (NaN in a round that lacks one). */
-function perRound(r: Run, keys: string[], figure: (...cases: Measured[]) => number): number[] {
-  return r.rounds.map((round) => {
-    const cases = keys.map((k) => round[k]);
-    return cases.every((m) => m !== undefined) ? figure(...(cases as Measured[])) : Number.NaN;
-  });
-}
+/** A figure of cases of the same round of a run, round by round. */
+const perRound = (r: Run, keys: string[], figure: (...cases: Measured[]) => number) => perRoundOf(r.rounds, keys, figure);
 const med = (values: number[]) => spread(values).median;
 const rps = (r: Run, key: string) => med(perRound(r, [key], (m) => m.figures.rps));
 const ratio = (r: Run, over: string, under: string) => med(perRound(r, [over, under], (o, u) => o.figures.rps / u.figures.rps));
@@ -83,10 +85,6 @@ const halfMedian = (r: Run, key: string, pick: (f: LoadFigures) => number) =>
   med((r.half?.rounds ?? []).map((round) => (round[key] ? pick(round[key]) : Number.NaN)));
 const halfShare = (r: Run, key: string, pick: (c: CpuUse) => number) =>
   med((r.half?.shares ?? []).map((s) => (s[key] ? pick(s[key]) : Number.NaN)));
-const tally = (r: Run) => {
-  const judged = r.verdicts.filter((v) => !v.reference);
-  return `${judged.filter((v) => v.ok).length} ok, ${judged.filter((v) => !v.ok).length} miss`;
-};
 /** Pearson's correlation of two series (NaN pairs left out). */
 function correlation(xs: number[], ys: number[]): number {
   const pairs = xs.map((x, i) => [x, ys[i] as number]).filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
@@ -180,7 +178,7 @@ if (bun.length > 0) {
           fixed(shareOf(r, 'b', 'a', GATEWAY_ITSELF)),
           fixed(shareOf(r, 'p', 'a', ['proxy'])),
           whole(us(med(perRound(r, ['a'], cpuPerRequest)))),
-          tally(r),
+          tally(r.verdicts),
         ];
       }),
     ),

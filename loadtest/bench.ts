@@ -33,7 +33,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { cpuPerRequest, GATEWAY_ITSELF, groupsPerRequest, type Measured, partPerRequest } from './lib/bench-figures.ts';
+import {
+  cpuPerRequest,
+  GATEWAY_ITSELF,
+  groupsPerRequest,
+  type Measured,
+  partPerRequest,
+  perRound as perRoundOf,
+  SAME_DEMAND,
+} from './lib/bench-figures.ts';
 import { type BenchTarget, startBenchTarget } from './lib/bench-setup.ts';
 import {
   judgeRatio,
@@ -63,8 +71,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const HALF_SECONDS = Number(process.env.BENCH_HALF_SECONDS ?? 10);
 const HALF_ROUNDS = Number(process.env.BENCH_HALF_ROUNDS ?? 3);
-/** The fourth half-peak case: (b) at the rate at which it asks the machine for the CPU (a) asks at half peak. */
-const SAME_DEMAND = 'b-same-demand';
 /** The cases run open-loop in every half-peak round, in this order: (b), (a) and the floor at half (b)'s peak, then SAME_DEMAND. */
 const HALF_CASES = ['b', 'a', 'floor', SAME_DEMAND];
 const HALF_LABELS: Record<string, string> = { b: '(b)', a: '(a)', floor: 'floor', [SAME_DEMAND]: "(b) at (a)'s CPU demand" };
@@ -300,13 +306,7 @@ try {
   }
   const verdicts: Verdict[] = checks.map((check) => judgeRatio(check, figuresOf));
   /** A figure of cases measured in the same round (NaN in a round that lacks one), over the rounds. */
-  const perRound = (keys: string[], figure: (...cases: Measured[]) => number) =>
-    spread(
-      rounds.map((r) => {
-        const cases = keys.map((key) => r[key]);
-        return cases.every((m) => m !== undefined) ? figure(...(cases as Measured[])) : Number.NaN;
-      }),
-    );
+  const perRound = (keys: string[], figure: (...cases: Measured[]) => number) => spread(perRoundOf(rounds, keys, figure));
   const acrossRounds = (over: string, under: string, figure: (o: Measured, u: Measured) => number) => perRound([over, under], figure);
   // What a target on the gateway's CPU per read would judge (every closing note of issue 18 has
   // recommended one): CPU of every watched process per request, one case minus another, per round.

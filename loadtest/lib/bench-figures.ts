@@ -12,6 +12,9 @@ export interface Measured {
   statements: { sales: number; gateway: number };
 }
 
+/** The fourth half-peak case: (b) at the rate at which it asks the machine for the CPU (a) asks at half peak. */
+export const SAME_DEMAND = 'b-same-demand';
+
 /** The gateway's own work: its process and its PostgreSQL backends. */
 export const GATEWAY_ITSELF = ['gateway', 'gw-pg'];
 
@@ -29,4 +32,12 @@ export function groupsPerRequest(m: Measured, groups: string[]): number {
 export function partPerRequest(m: Measured, group: string, part: 'user' | 'kernel'): number {
   const kernel = m.cpu.kernel[group] ?? 0;
   return (part === 'kernel' ? kernel : (m.cpu.groups[group] ?? 0) - kernel) / Math.max(1, m.figures.requests);
+}
+
+/** A figure of cases measured in the same round, round by round (NaN in a round that lacks one of them). */
+export function perRound(rounds: Record<string, Measured>[], keys: string[], figure: (...cases: Measured[]) => number): number[] {
+  return rounds.map((round) => {
+    const cases = keys.map((key) => round[key]);
+    return cases.every((m) => m !== undefined) ? figure(...(cases as Measured[])) : Number.NaN;
+  });
 }
