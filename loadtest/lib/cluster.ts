@@ -11,7 +11,7 @@ import {
   startNatsCluster,
   waitReady,
 } from '@crm/stack';
-import { dropRunResources, prepareRun } from '@crm/testing';
+import { dropRunResources, endPool, prepareRun } from '@crm/testing';
 import pg from 'pg';
 import { type ProxySite, startNginx } from './nginx.ts';
 
@@ -69,7 +69,7 @@ export async function startCluster(options: { replicas?: number; natsNodes?: num
   const stopAll = async () => {
     await Promise.all(Object.values(pools).flatMap((p) => p.replicas.map((r) => r.stop('SIGTERM'))));
     await nginx.stop();
-    await pool.end();
+    await endPool(pool);
     await dropRunResources(run);
     await nats?.stop();
   };

@@ -76,6 +76,30 @@ export async function prepareRun(
   return { runId, baseDb, natsUrl, dataDir, s3, databaseUrl, stream, subjectPrefix, bucket, adminToken, internalToken, env };
 }
 
+/**
+ * Ends a pg pool on the run's database and waits until its connections have closed. pg-pool's
+ * `end()` resolves as soon as its idle clients are out of the pool, while their connections are
+ * still closing, and leaves the pool's idle 'error' listener on each: the `drop database … with
+ * (force)` of dropRunResources() then terminates such a connection and the pool re-emits that as an
+ * 'error' nobody hears, which Bun's test runner reports as an unhandled error between tests. Its
+ * errors from here on are ignored: the run's data is going away.
+ */
+export async function endPool(pool: pg.Pool, timeoutMs = 5_000): Promise<void> {
+  pool.on('error', () => {});
+  let open = pool.totalCount;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const closed = new Promise<void>((resolve) => {
+    if (open === 0) return resolve();
+    pool.on('remove', () => {
+      if (--open === 0) resolve();
+    });
+    timer = setTimeout(resolve, timeoutMs);
+  });
+  await pool.end();
+  await closed;
+  clearTimeout(timer);
+}
+
 /** Drops the run's database, stream and bucket (whatever of them still exists). */
 export async function dropRunResources(r: RunResources): Promise<void> {
   const client = new pg.Client({ connectionString: r.baseDb });

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { freePort, type ProcessName, portEnv, processNames, type Runtime, type ServiceProcess, spawnService, waitReady } from '@crm/stack';
 import pg from 'pg';
 import { type ApiResponse, type RequestOptions, send } from './client.ts';
-import { dropRunResources, prepareRun } from './run-resources.ts';
+import { dropRunResources, endPool, prepareRun } from './run-resources.ts';
 
 export interface TenantInput {
   name?: string;
@@ -128,7 +128,7 @@ export async function startStack(options: StackOptions = {}) {
     },
     async stop() {
       await Promise.all([...Object.values(processes), ...extra].map((p) => p.stop('SIGTERM')));
-      await pool.end();
+      await endPool(pool);
       await dropRunResources(run);
     },
   };
