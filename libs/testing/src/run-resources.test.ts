@@ -8,7 +8,7 @@ import { dropRunResources, endPool, prepareRun } from './run-resources.ts';
 
 test('endPool returns once every connection of the pool has closed; the drop after it terminates none', async () => {
   const run = await prepareRun('test');
-  const pool = new pg.Pool({ connectionString: run.databaseUrl, max: 4, application_name: `endpool-${run.runId}` });
+  const pool = new pg.Pool({ connectionString: run.databaseUrl, max: 4 });
   let connected = 0;
   let removed = 0;
   pool.on('connect', () => connected++);
