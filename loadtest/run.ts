@@ -4,7 +4,7 @@
 // Knobs (env): DURATION, VUS (crud-mix), PEAK_RPS, HOLD (spike), SOAK_DURATION, RPS (soak).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { startReceiver } from '@crm/testing';
 import { k6Binary, resultsDir, stamp } from './lib/k6.ts';
 import { passed, printTable } from './lib/report.ts';
 import { runScenario, type ScenarioName, scenarioNames } from './lib/scenarios.ts';

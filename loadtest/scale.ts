@@ -19,7 +19,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ProcessName, streamCluster } from '@crm/stack';
-import { startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { startReceiver } from '@crm/testing';
 import { type Cluster, startCluster } from './lib/cluster.ts';
 import { type K6Run, k6Binary, resultsDir, stamp } from './lib/k6.ts';
 import { passed, printTable } from './lib/report.ts';

@@ -13,8 +13,7 @@
 // Uses the running stack when GATEWAY_URL and ADMIN_TOKEN are set (backlog run skipped then).
 
 import { availableParallelism } from 'node:os';
-import { type Stack, startStack } from '@crm/testing';
-import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { type Receiver, type Stack, startReceiver, startStack } from '@crm/testing';
 import { processTicks, startCpuAccount } from './lib/cpu.ts';
 
 const EVENTS = Number(process.env.EVENTS ?? 2000);

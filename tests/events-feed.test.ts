@@ -3,9 +3,18 @@
 // and cursor modes, the watermark (a walk never skips an event stored late), tenant isolation,
 // retention (the purge job), and how soon an event is listed after the write's answer.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type ApiResponse, pollUntil, type Stack, startStack, type TestTenant, until } from '@crm/testing';
+import {
+  type ApiResponse,
+  pollUntil,
+  type ReceivedWebhook,
+  type Receiver,
+  type Stack,
+  startReceiver,
+  startStack,
+  type TestTenant,
+  until,
+} from '@crm/testing';
 import pg from 'pg';
-import { type ReceivedWebhook, type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 
 let stack: Stack;
 let receiver: Receiver;

@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureStream } from '@crm/events';
 import { type NatsCluster, startNatsCluster, streamCluster } from '@crm/stack';
-import { pollUntil, type Stack, startStack } from '@crm/testing';
+import { pollUntil, type Receiver, type Stack, startReceiver, startStack } from '@crm/testing';
 import { connect, type NatsConnection } from 'nats';
-import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 
 // A three-node JetStream cluster of the test's own on loopback. The services connect with all
 // three URLs and run the events stream with three replicas; the stream's leader is killed

@@ -3,8 +3,7 @@
 // first/prev/next/last, cursor pages count nothing and link only the next page while there is
 // more; `next_cursor` is a string exactly while `has_more`. Through the gateway, for every list.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type ApiResponse, type Stack, sharedStack, type TestTenant } from '@crm/testing';
-import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { type ApiResponse, type Receiver, type Stack, sharedStack, startReceiver, type TestTenant } from '@crm/testing';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const USERS = Array.from({ length: 5 }, (_, i) => ({ email: `user${i}@lists.test`, name: `User ${i}` }));

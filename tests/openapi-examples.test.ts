@@ -4,8 +4,7 @@
 // before the order…) — and every answer must be 2xx and match the document. The webhook example
 // points at a loopback receiver, and what it receives must match the document's `webhooks` section.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type ApiResponse, type Stack, sharedStack, type TestTenant } from '@crm/testing';
-import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { type ApiResponse, type Receiver, type Stack, sharedStack, startReceiver, type TestTenant } from '@crm/testing';
 import { deref, documentValidator, type Json, mediaExample, operationsOf, servedDocument } from './openapi-document.ts';
 
 let stack: Stack;

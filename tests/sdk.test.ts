@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from '@crm/stack';
-import { pollUntil, type Stack, startStack, type TestTenant, until } from '@crm/testing';
+import { pollUntil, type Stack, startReceiver, startStack, type TestTenant, until } from '@crm/testing';
 import { Webhook } from 'standardwebhooks';
 import { formatWithBiome, SCHEMA_FILE, schemaSource } from '../clients/typescript/scripts/schema-source.ts';
 import {
@@ -18,7 +18,6 @@ import {
   WebhookVerificationError,
 } from '../clients/typescript/src/index.ts';
 import { startLossyProxy } from '../clients/typescript/test/lossy-proxy.ts';
-import { startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 
 // The SDK (clients/typescript) against the real stack. A stack of this file's own: one test stops sales.
 let stack: Stack;

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type EventType, eventDescriptions, eventPayloadErrors, eventPayloads, eventTypes } from '@crm/contracts';
-import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
-import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { type Receiver, type Stack, sharedStack, startReceiver, type TestTenant } from '@crm/testing';
 import { deliveriesUntil } from './webhook-deliveries.ts';
 
 let stack: Stack;

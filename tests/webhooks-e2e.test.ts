@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type Stack, sharedStack, type TestTenant } from '@crm/testing';
-import { type ReceivedWebhook, type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { type ReceivedWebhook, type Receiver, type Stack, sharedStack, startReceiver, type TestTenant } from '@crm/testing';
 
 let stack: Stack;
 let tenant: TestTenant;

@@ -5,8 +5,7 @@
 // several times at once executes once. Observed as a client and a receiver see it: the API, the
 // delivery log and the webhooks that arrive.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type Stack, send, sharedStack, type TestTenant } from '@crm/testing';
-import { type ReceivedWebhook, type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { type ReceivedWebhook, type Receiver, type Stack, send, sharedStack, startReceiver, type TestTenant } from '@crm/testing';
 import { forgetGatewayRecord, writeAndRetry } from './exactly-once.ts';
 import { deliveries, deliveriesUntil } from './webhook-deliveries.ts';
 

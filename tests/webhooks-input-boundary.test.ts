@@ -8,11 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newEventId } from '@crm/contracts';
 import { createDb, migrate } from '@crm/db';
-import { pollUntil, type Stack, sharedStack, type TestTenant } from '@crm/testing';
+import { pollUntil, type Receiver, type Stack, sharedStack, startReceiver, type TestTenant } from '@crm/testing';
 import { sql } from 'kysely';
 import { connect, JSONCodec, type NatsConnection } from 'nats';
 import { migrations } from '../services/webhooks/src/db/migrations/index.ts';
-import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
 import { deliveriesUntil } from './webhook-deliveries.ts';
 
 let stack: Stack;

@@ -4,8 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canConnect, freePort } from '@crm/stack';
-import { type Stack, startStack } from '@crm/testing';
-import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { type Receiver, type Stack, startReceiver, startStack } from '@crm/testing';
 
 // A NATS server of the test's own, stopped and started again while contacts are being written.
 let stack: Stack;

@@ -5,8 +5,7 @@
 // attempts and tasks of the expired events must be gone from the table and from
 // GET /v1/webhooks/{id}/deliveries, while those of newer events stay.
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { pollUntil, type Stack, startStack, type TestTenant } from '@crm/testing';
-import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { pollUntil, type Receiver, type Stack, startReceiver, startStack, type TestTenant } from '@crm/testing';
 
 let stack: Stack;
 let receiver: Receiver;

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { freePort } from '@crm/stack';
-import { type Stack, startStack, type TestTenant } from '@crm/testing';
-import { type Receiver, type ReplyFn, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { type Receiver, type ReplyFn, type Stack, startReceiver, startStack, type TestTenant } from '@crm/testing';
 import { deliveriesUntil } from './webhook-deliveries.ts';
 
 // A stack of its own: a retry schedule of seconds and a short attempt timeout.

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { freePort, type ServiceProcess, spawnService, waitReady } from '@crm/stack';
-import { type Stack, startStack, type TestTenant } from '@crm/testing';
-import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { type Receiver, type Stack, startReceiver, startStack, type TestTenant } from '@crm/testing';
 
 // Its own stack: the test stops and restarts the webhooks service and adds a second replica.
 let stack: Stack;

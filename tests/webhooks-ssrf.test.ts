@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Stack, startStack, type TestTenant } from '@crm/testing';
-import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { type Receiver, type Stack, startReceiver, startStack, type TestTenant } from '@crm/testing';
 import { deliveriesUntil } from './webhook-deliveries.ts';
 
 // Contract §20: webhook targets must be global unicast, at registration and at connect time.

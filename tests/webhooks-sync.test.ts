@@ -1,8 +1,7 @@
 // Issue 13 for webhooks: keyset cursors and Link headers on the endpoint list and the delivery log
 // (contract §22), ETags and If-Match on webhook endpoints (§24), through the gateway.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type ApiResponse, pollUntil, type Stack, sharedStack, type TestTenant } from '@crm/testing';
-import { type Receiver, startReceiver } from '../services/webhooks/src/testing/receiver.ts';
+import { type ApiResponse, pollUntil, type Receiver, type Stack, sharedStack, startReceiver, type TestTenant } from '@crm/testing';
 
 let stack: Stack;
 let receiver: Receiver;

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
+import { pollUntil } from './poll.ts';
 
 /** One POST as the receiver saw it. */
 export interface ReceivedWebhook {
@@ -106,15 +107,12 @@ export async function startReceiver(options: { reply?: ReplyFn } = {}) {
       return type ? received.filter((r) => r.body.type === type) : received;
     },
     /** Waits until `predicate` holds for the received list; throws with what arrived after `timeoutMs`. */
-    async waitFor(predicate: (all: ReceivedWebhook[]) => boolean, timeoutMs = 20_000): Promise<ReceivedWebhook[]> {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
-        if (predicate(received)) return received;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(
-        `receiver: condition not met within ${timeoutMs} ms; got ${received.length}: ${received.map((r) => r.body.type).join(', ')}`,
-      );
+    waitFor(predicate: (all: ReceivedWebhook[]) => boolean, timeoutMs = 20_000): Promise<ReceivedWebhook[]> {
+      return pollUntil('receiver: the webhooks awaited', async () => received, predicate, {
+        timeoutMs,
+        everyMs: 50,
+        show: (all) => `${all.length} received: ${all.map((r) => r.body.type).join(', ')}`,
+      });
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,0 +1,54 @@
+// The local webhook receiver of the tests and load tests: it verifies each delivery the way a
+// customer would, and its waitFor is the shared poll loop, so a wait that runs out names what
+// arrived.
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { createHmac } from 'node:crypto';
+import { type Receiver, startReceiver } from './receiver.ts';
+
+const secret = `whsec_${Buffer.from('a receiver test secret, 32 bytes').toString('base64')}`;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  receiver.trust(secret);
+});
+afterAll(() => receiver.close());
+
+/** POSTs one event to the receiver, signed with `key` as the webhooks service signs it. */
+async function deliver(type: string, key: string) {
+  const id = `evt_${crypto.randomUUID()}`;
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const body = JSON.stringify({ id, type, timestamp: new Date().toISOString(), data: {} });
+  const signature = createHmac('sha256', Buffer.from(key.replace(/^whsec_/, ''), 'base64'))
+    .update(`${id}.${timestamp}.${body}`)
+    .digest('base64');
+  const res = await fetch(`${receiver.url}/hook`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': timestamp,
+      'webhook-signature': `v1,${signature}`,
+    },
+    body,
+  });
+  expect(res.status).toBe(200);
+  await res.text();
+}
+
+test('waitFor resolves once the predicate holds, with each delivery checked against the trusted secrets', async () => {
+  const waiting = receiver.waitFor((all) => all.some((r) => r.body.type === 'contact.updated'), 5_000);
+  await deliver('contact.created', secret);
+  await deliver('contact.updated', `whsec_${Buffer.from('another secret, not trusted here').toString('base64')}`);
+  const all = await waiting;
+  expect(all.map((r) => r.body.type)).toEqual(['contact.created', 'contact.updated']);
+  expect(all.map((r) => r.verifiedWith)).toEqual([[secret], []]);
+});
+
+test('waitFor that runs out names what was awaited and what arrived', async () => {
+  const started = Date.now();
+  await expect(receiver.waitFor((all) => all.length > 5, 300)).rejects.toThrow(
+    'receiver: the webhooks awaited: still "2 received: contact.created, contact.updated" after 300 ms',
+  );
+  expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+});
