@@ -16,7 +16,7 @@ import {
   type S3Env,
   s3Client,
 } from '@crm/stack';
-import { type Stack, sharedStack, until } from '@crm/testing';
+import { pollUntil, type Stack, sharedStack, until } from '@crm/testing';
 import pg from 'pg';
 
 const bun = join(repoRoot, 'node_modules/.bin/bun');
@@ -158,21 +158,35 @@ describe('npm start', () => {
       output += d;
     });
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const deadline = Date.now() + 90_000;
-    while (!output.includes('Ctrl-C stops') && Date.now() < deadline && child.exitCode === null)
-      await new Promise((r) => setTimeout(r, 200));
-    expect(output).toContain(`http://127.0.0.1:${gateway}/v1`);
-    const key = /API key\s+(crm_[A-Za-z0-9_-]{43})/.exec(output)?.[1];
-    expect(key).toBeDefined();
-    const health = await fetch(`http://127.0.0.1:${gateway}/v1/health`, { headers: { 'x-api-key': key as string } });
-    expect(health.status).toBe(200);
-    expect(output).toMatch(new RegExp(`Operations +http://127\\.0\\.0\\.1:${ops}/metrics`));
-    expect((await fetch(`http://127.0.0.1:${ops}/metrics`)).status).toBe(200);
-    expect((await fetch(`http://127.0.0.1:${gateway}/metrics`)).status).toBe(404);
+    const running = () => child.exitCode === null && child.signalCode === null;
+    try {
+      // Until the ready line, or until it exits without one (then the output says why).
+      await pollUntil(
+        'npm start to print its ready line ("Ctrl-C stops")',
+        async () => output,
+        (printed) => printed.includes('Ctrl-C stops') || !running(),
+        { timeoutMs: 90_000, everyMs: 200, show: (printed) => printed.slice(-1500) },
+      );
+      expect(output).toContain(`http://127.0.0.1:${gateway}/v1`);
+      const key = /API key\s+(crm_[A-Za-z0-9_-]{43})/.exec(output)?.[1];
+      expect(key).toBeDefined();
+      const health = await fetch(`http://127.0.0.1:${gateway}/v1/health`, { headers: { 'x-api-key': key as string } });
+      expect(health.status).toBe(200);
+      expect(output).toMatch(new RegExp(`Operations +http://127\\.0\\.0\\.1:${ops}/metrics`));
+      expect((await fetch(`http://127.0.0.1:${ops}/metrics`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${gateway}/metrics`)).status).toBe(404);
 
-    child.kill('SIGINT');
-    expect(await exited).toBe(0);
-    expect(output).toContain('[start] stopped');
-    for (const port of ports) expect(await canConnect('127.0.0.1', port)).toBe(false);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(output).toContain('[start] stopped');
+      for (const port of ports) expect(await canConnect('127.0.0.1', port)).toBe(false);
+    } finally {
+      // A failed check above must not leave the started services holding their ports: Ctrl-C, as a user would.
+      if (running()) {
+        child.kill('SIGINT');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+        if (running()) child.kill('SIGKILL');
+      }
+    }
   }, 120_000);
 });

@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createDb } from '@crm/db';
 import { writeEvents } from '@crm/events';
-import { canConnect, freePort, repoRoot } from '@crm/stack';
-import { pollUntil, type Stack, send, sharedStack, startStack } from '@crm/testing';
+import { repoRoot } from '@crm/stack';
+import { type NatsServer, pollUntil, type Stack, send, sharedStack, startNatsServer, startStack } from '@crm/testing';
 import { connect } from 'nats';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -29,13 +27,12 @@ describe('gateway core on the shared stack', () => {
     expect(newKey).toMatch(/^crm_[A-Za-z0-9_-]{43}$/);
 
     const started = Date.now();
-    let status = 200;
-    while (Date.now() - started < 5000) {
-      status = (await viaReplica(tenant.apiKey)).status;
-      if (status === 401) break;
-      await sleep(100);
-    }
-    expect(status).toBe(401);
+    await pollUntil(
+      'the old key refused on the replica',
+      async () => (await viaReplica(tenant.apiKey)).status,
+      (status) => status === 401,
+      { timeoutMs: 5000, show: (status) => `status ${status}` },
+    );
     expect(Date.now() - started).toBeLessThan(5000);
     expect((await send(stack.gatewayUrl, 'GET', '/v1/users', { headers: { 'x-api-key': tenant.apiKey } })).status).toBe(401);
     expect((await viaReplica(newKey)).status).toBe(200);
@@ -134,30 +131,16 @@ describe('gateway core on the shared stack', () => {
 
 describe('faults on a private stack with its own NATS', () => {
   let stack: Stack;
-  let nats: ChildProcess;
-  let natsPort: number;
-  let natsDir: string;
-  const startNats = () => {
-    nats = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', natsDir], { stdio: 'ignore' });
-  };
-  const stopNats = async () => {
-    const exited = new Promise((r) => nats.once('exit', r));
-    nats.kill('SIGTERM');
-    await exited;
-  };
+  let nats: NatsServer;
 
   beforeAll(async () => {
-    natsPort = await freePort();
-    natsDir = mkdtempSync(join(tmpdir(), 'crm-nats-'));
-    startNats();
-    while (!(await canConnect('127.0.0.1', natsPort))) await sleep(50);
-    stack = await startStack({ natsUrl: `nats://127.0.0.1:${natsPort}` });
+    nats = await startNatsServer();
+    stack = await startStack({ natsUrl: nats.url });
   }, 180_000);
 
   afterAll(async () => {
     await stack?.stop();
-    nats?.kill('SIGTERM');
-    rmSync(natsDir, { recursive: true, force: true });
+    await nats?.close();
   }, 60_000);
 
   test('the outbox relay publishes every event exactly once although NATS stops during the writes', async () => {
@@ -175,16 +158,17 @@ describe('faults on a private stack with its own NATS', () => {
     };
     for (let i = 0; i < 10; i++) await writeBatch(10);
     await sleep(300);
-    await stopNats();
+    await nats.stop();
     for (let i = 0; i < 10; i++) {
       await writeBatch(10); // accepted while NATS is down
       await sleep(50);
     }
     await sleep(1000);
-    startNats();
-    for (let i = 0; i < 10; i++) await writeBatch(10);
+    const restarted = nats.start();
+    for (let i = 0; i < 10; i++) await writeBatch(10); // while NATS comes back
+    await restarted;
 
-    const nc = await connect({ servers: `127.0.0.1:${natsPort}`, waitOnFirstConnect: true });
+    const nc = await connect({ servers: nats.url, waitOnFirstConnect: true });
     const jsm = await nc.jetstreamManager();
     await pollUntil(
       'every event on the stream, none left in the outbox',

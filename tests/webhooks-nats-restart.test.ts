@@ -1,43 +1,22 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { canConnect, freePort } from '@crm/stack';
-import { type Receiver, type Stack, startReceiver, startStack } from '@crm/testing';
+import { type NatsServer, type Receiver, type Stack, startNatsServer, startReceiver, startStack } from '@crm/testing';
 
 // A NATS server of the test's own, stopped and started again while contacts are being written.
 let stack: Stack;
 let receiver: Receiver;
-let nats: ChildProcess;
-let natsPort: number;
-let natsDir: string;
+let nats: NatsServer;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function startNats() {
-  nats = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', natsDir], { stdio: 'ignore' });
-  while (!(await canConnect('127.0.0.1', natsPort))) await sleep(50);
-}
-
-async function stopNats() {
-  const exited = new Promise((r) => nats.once('exit', r));
-  nats.kill('SIGTERM');
-  await exited;
-}
-
 beforeAll(async () => {
-  natsPort = await freePort();
-  natsDir = mkdtempSync(join(tmpdir(), 'crm-nats-webhooks-'));
-  await startNats();
-  stack = await startStack({ natsUrl: `nats://127.0.0.1:${natsPort}`, env: { WEBHOOK_RETRY_SCHEDULE: '1,1,1' } });
+  nats = await startNatsServer();
+  stack = await startStack({ natsUrl: nats.url, env: { WEBHOOK_RETRY_SCHEDULE: '1,1,1' } });
   receiver = await startReceiver();
 }, 180_000);
 
 afterAll(async () => {
   await receiver?.close();
   await stack?.stop();
-  nats?.kill('SIGTERM');
-  rmSync(natsDir, { recursive: true, force: true });
+  await nats?.close();
 }, 60_000);
 
 test('a NATS restart in the middle of the writes loses no webhook: every contact.created arrives once, verified', async () => {
@@ -55,9 +34,9 @@ test('a NATS restart in the middle of the writes loses no webhook: every contact
     }
   };
   await write(60, 'Before');
-  await stopNats();
+  await nats.stop();
   await write(60, 'During'); // accepted while NATS is down: the events wait in the outbox
-  await startNats();
+  await nats.start();
   await write(60, 'After');
 
   const wanted = new Set(ids);

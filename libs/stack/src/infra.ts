@@ -30,6 +30,16 @@ export async function waitFor(what: string, probe: () => Promise<boolean>, timeo
   throw new Error(`${what} did not come up within ${timeoutMs / 1000}s`);
 }
 
+/**
+ * The installed nats-server (Debian package or a copy on the PATH's usual places); throws
+ * `missing` when there is none.
+ */
+export function natsServerBinary(missing = 'nats-server is not installed'): string {
+  const binary = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(existsSync);
+  if (!binary) throw new Error(missing);
+  return binary;
+}
+
 export interface Started {
   name: string;
   process?: ChildProcess;
@@ -76,8 +86,7 @@ export async function ensureNats(url: string, dataDir: string, log: (m: string) 
   }
   const { hostname, port: p } = natsAddress(servers[0] ?? url);
   if (await canConnect(hostname, p)) return undefined;
-  const binary = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(existsSync);
-  if (!binary) throw new Error(`NATS is not reachable at ${hostname}:${p} and nats-server is not installed`);
+  const binary = natsServerBinary(`NATS is not reachable at ${hostname}:${p} and nats-server is not installed`);
   mkdirSync(join(dataDir, 'nats'), { recursive: true });
   log(`starting nats-server with JetStream on ${hostname}:${p}…`);
   const child = spawn(binary, ['-a', hostname, '-p', String(p), '-js', '-sd', join(dataDir, 'nats')], {

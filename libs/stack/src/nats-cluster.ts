@@ -1,15 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canConnect, waitFor } from './infra.ts';
+import { canConnect, natsServerBinary, waitFor } from './infra.ts';
 import { freePort } from './processes.ts';
-
-/** The installed nats-server (Debian package or a copy on the PATH's usual places). */
-export function natsServerBinary(): string {
-  const binary = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(existsSync);
-  if (!binary) throw new Error('nats-server is not installed');
-  return binary;
-}
 
 /** One server of a loopback NATS cluster. */
 export interface NatsNode {

@@ -1,4 +1,5 @@
 export * from './client.ts';
+export * from './nats-server.ts';
 export * from './poll.ts';
 export * from './receiver.ts';
 export * from './run-resources.ts';
