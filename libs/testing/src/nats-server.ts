@@ -1,18 +1,17 @@
 // A NATS server of a test's own, for the tests that stop NATS and start it again while the stack
 // writes (the shared stack's NATS must stay up for every other test).
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canConnect, freePort, natsServerBinary } from '@crm/stack';
-import { until } from './poll.ts';
+import { ensureNats, freePort } from '@crm/stack';
 
 export interface NatsServer {
   port: number;
   /** `nats://127.0.0.1:<port>`: the value for `startStack({ natsUrl })`. */
   url: string;
-  /** Where JetStream keeps its data (a new temporary directory; `close` removes it). */
+  /** The server's directory: its JetStream data and its log (a new temporary directory; `close` removes it). */
   dataDir: string;
   /** Starts the server again on the same port with the same JetStream data; resolves once the port accepts connections. */
   start(): Promise<void>;
@@ -24,11 +23,10 @@ export interface NatsServer {
 
 /**
  * Starts a nats-server with JetStream on a free loopback port, its data in a new temporary
- * directory, and resolves once the port accepts connections (20 s at most, then an error that
- * names the port).
+ * directory: `ensureNats`, the start-up `npm start` uses, so it resolves once the port accepts
+ * connections and fails after 30 s otherwise.
  */
 export async function startNatsServer(): Promise<NatsServer> {
-  const binary = natsServerBinary();
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'crm-nats-'));
   let child: ChildProcess | undefined;
@@ -40,11 +38,7 @@ export async function startNatsServer(): Promise<NatsServer> {
     dataDir,
     async start() {
       if (running()) return;
-      child = spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dataDir], { stdio: 'ignore' });
-      await until(`nats-server on 127.0.0.1:${port} to accept connections`, () => canConnect('127.0.0.1', port), {
-        timeoutMs: 20_000,
-        everyMs: 50,
-      });
+      child = (await ensureNats(server.url, dataDir, () => {}))?.process;
     },
     async stop() {
       if (!running()) return;
